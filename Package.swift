@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// BackgroundJobs: one executable, `job`, running one-pass background jobs over a shared SQLite store.
+///
+/// Dependencies are the Debian system libraries only (no outside SwiftPM package can be fetched):
+/// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev.
+let package = Package(
+    name: "BackgroundJobs",
+    products: [
+    ],
+    targets: [
+        // System libraries: module maps over the Debian -dev packages.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
+        // C wrappers for what Swift cannot call: variadic and macro APIs.
+        .target(name: "CShims", dependencies: ["COpenSSL", "CCurl", "CSecp256k1", "CSQLite"]),
+
+        .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
+        .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
+
+        .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,45 @@
+/// C wrappers for library entry points Swift cannot call directly:
+/// variadic functions (curl_easy_setopt, curl_multi_setopt, curl_easy_getinfo),
+/// function-like macros (OpenSSL SSL_CTX_* controls), sentinel function pointers
+/// (SQLITE_TRANSIENT) and extern const objects that are awkward to import
+/// (secp256k1_context_static).
+#ifndef BACKGROUNDJOBS_CSHIMS_H
+#define BACKGROUNDJOBS_CSHIMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+#include <curl/curl.h>
+#include <openssl/ssl.h>
+#include <openssl/bio.h>
+#include <secp256k1.h>
+
+/* ---- SQLite ---- */
+/// sqlite3_bind_text with SQLITE_TRANSIENT (SQLite copies the bytes before returning).
+int shim_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int byteCount);
+/// sqlite3_bind_blob with SQLITE_TRANSIENT.
+int shim_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int byteCount);
+
+/* ---- libcurl (curl_easy_setopt and friends are variadic) ---- */
+CURLcode shim_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode shim_curl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value);
+CURLcode shim_curl_easy_setopt_offt(CURL *handle, CURLoption option, curl_off_t value);
+typedef size_t (*shim_curl_data_callback)(char *buffer, size_t size, size_t count, void *userdata);
+CURLcode shim_curl_easy_setopt_write_callback(CURL *handle, shim_curl_data_callback callback);
+CURLcode shim_curl_easy_setopt_header_callback(CURL *handle, shim_curl_data_callback callback);
+CURLcode shim_curl_easy_setopt_read_callback(CURL *handle, shim_curl_data_callback callback);
+CURLMcode shim_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLcode shim_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode shim_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
+
+/* ---- OpenSSL (function-like macros) ---- */
+long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
+long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version);
+long shim_BIO_get_mem_data(BIO *bio, char **data);
+long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
+
+/* ---- libsecp256k1 ---- */
+/// The static (no-precomputation) context: enough for verification, key parsing and recovery.
+const secp256k1_context *shim_secp256k1_context_static(void);
+
+#endif

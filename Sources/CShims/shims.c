@@ -1,0 +1,27 @@
+#include "CShims.h"
+
+int shim_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int byteCount) {
+    return sqlite3_bind_text(stmt, index, text, byteCount, SQLITE_TRANSIENT);
+}
+int shim_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int byteCount) {
+    /* A zero-length blob must still bind as a blob, not NULL: pass a non-NULL pointer. */
+    static const char empty = 0;
+    return sqlite3_bind_blob(stmt, index, byteCount == 0 ? (const void *)&empty : bytes, byteCount, SQLITE_TRANSIENT);
+}
+
+CURLcode shim_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) { return curl_easy_setopt(handle, option, value); }
+CURLcode shim_curl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value) { return curl_easy_setopt(handle, option, value); }
+CURLcode shim_curl_easy_setopt_offt(CURL *handle, CURLoption option, curl_off_t value) { return curl_easy_setopt(handle, option, value); }
+CURLcode shim_curl_easy_setopt_write_callback(CURL *handle, shim_curl_data_callback callback) { return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback); }
+CURLcode shim_curl_easy_setopt_header_callback(CURL *handle, shim_curl_data_callback callback) { return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback); }
+CURLcode shim_curl_easy_setopt_read_callback(CURL *handle, shim_curl_data_callback callback) { return curl_easy_setopt(handle, CURLOPT_READFUNCTION, callback); }
+CURLMcode shim_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) { return curl_multi_setopt(multi, option, value); }
+CURLcode shim_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) { return curl_easy_getinfo(handle, info, value); }
+CURLcode shim_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) { return curl_easy_getinfo(handle, info, value); }
+
+long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_min_proto_version(ctx, version); }
+long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_max_proto_version(ctx, version); }
+long shim_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
+
+const secp256k1_context *shim_secp256k1_context_static(void) { return secp256k1_context_static; }
