@@ -8,6 +8,7 @@ import PackageDescription
 let package = Package(
     name: "BackgroundJobs",
     products: [
+        .executable(name: "job", targets: ["job"]),
     ],
     targets: [
         // System libraries: module maps over the Debian -dev packages.
@@ -18,8 +19,18 @@ let package = Package(
         // C wrappers for what Swift cannot call: variadic and macro APIs.
         .target(name: "CShims", dependencies: ["COpenSSL", "CCurl", "CSecp256k1", "CSQLite"]),
 
+        .target(name: "Store", dependencies: ["CSQLite", "CShims"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
+        .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
+        .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner"]),
+
+        .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
+        .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
+        .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
     ],

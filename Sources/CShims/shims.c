@@ -1,4 +1,7 @@
 #include "CShims.h"
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
 
 int shim_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int byteCount) {
     return sqlite3_bind_text(stmt, index, text, byteCount, SQLITE_TRANSIENT);
@@ -25,3 +28,26 @@ long shim_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio,
 long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
 
 const secp256k1_context *shim_secp256k1_context_static(void) { return secp256k1_context_static; }
+
+static volatile sig_atomic_t termination_signal = 0;
+
+static void record_termination(int signo) {
+    if (termination_signal != 0) {
+        /* Asked twice: the operator means it. 75 = EX_TEMPFAIL, the documented "retry next pass". */
+        _exit(75);
+    }
+    termination_signal = signo;
+}
+
+void shim_install_termination_handlers(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = record_termination;
+    sigemptyset(&action.sa_mask);
+    /* No SA_RESTART: a blocking read or poll returns EINTR so the pass notices promptly. */
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGINT, &action, NULL);
+}
+
+int shim_termination_signal(void) { return termination_signal; }
+void shim_reset_termination(void) { termination_signal = 0; }

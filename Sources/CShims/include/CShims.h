@@ -42,4 +42,13 @@ long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
 /// The static (no-precomputation) context: enough for verification, key parsing and recovery.
 const secp256k1_context *shim_secp256k1_context_static(void);
 
+/* ---- Process signals ---- */
+/// Installs SIGTERM/SIGINT handlers that only record the request (async-signal-safe); a second signal
+/// ends the process at once with exit status 75.
+void shim_install_termination_handlers(void);
+/// The signal number that asked the process to stop, or 0.
+int shim_termination_signal(void);
+/// Forgets a recorded request (tests).
+void shim_reset_termination(void);
+
 #endif

@@ -1,0 +1,90 @@
+import Foundation
+import Runner
+import Store
+
+/// `job list`, `job status` and `job migrate`.
+enum Builtins {
+    static func list(catalog: Catalog, invocation: Invocation) {
+        if invocation.jsonOutput {
+            let jobs: [JSON] = catalog.jobs.map {
+                ["name": .string($0.name), "summary": .string($0.summary),
+                 "schedule": ["on_calendar": .string($0.schedule.onCalendar), "cron": .string($0.schedule.cron),
+                              "randomized_delay_seconds": .number($0.schedule.randomizedDelaySeconds)]]
+            }
+            invocation.output.write(JSON.array(jobs).rendered() + "\n")
+            return
+        }
+        let width = catalog.jobs.map(\.name.count).max() ?? 0
+        for job in catalog.jobs {
+            invocation.output.write(job.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + job.summary + "\n")
+        }
+    }
+
+    static func status(catalog: Catalog, invocation: Invocation) throws {
+        let database = try invocation.openStore(catalog)
+        let latest = try Ledger(database: database).latestRuns()
+        let byJob = Dictionary(latest.map { ($0.job, $0) }, uniquingKeysWith: { a, _ in a })
+        if invocation.jsonOutput {
+            let rows: [JSON] = catalog.jobs.map { job in
+                guard let run = byJob[job.name] else {
+                    return ["job": .string(job.name), "outcome": .null, "started_at": .null, "finished_at": .null,
+                            "duration_ms": .null, "exit_code": .null, "counts": .object([]), "reason": .null]
+                }
+                return ["job": .string(job.name), "outcome": .string(run.outcome),
+                        "started_at": .string(Date(unixMilliseconds: run.startedAt).rfc3339),
+                        "finished_at": run.finishedAt.map { .string(Date(unixMilliseconds: $0).rfc3339) } ?? .null,
+                        "duration_ms": .optional(run.durationMilliseconds), "exit_code": .optional(run.exitCode),
+                        "counts": countsJSON(run.countsJSON), "reason": .optional(run.reason)]
+            }
+            invocation.output.write(JSON.array(rows).rendered() + "\n")
+            return
+        }
+        var table: [[String]] = [["JOB", "LAST", "FINISHED", "DURATION", "COUNTS"]]
+        for job in catalog.jobs {
+            guard let run = byJob[job.name] else { table.append([job.name, "never", "-", "-", "-"]); continue }
+            let outcome = run.outcome + (run.reason.map { " (\($0))" } ?? "")
+            let finished = run.finishedAt.map { Date(unixMilliseconds: $0).rfc3339 } ?? "-"
+            let duration = run.durationMilliseconds.map { "\($0) ms" } ?? "-"
+            let counts: String
+            if case .object(let pairs) = countsJSON(run.countsJSON), !pairs.isEmpty {
+                counts = pairs.map { "\($0.0)=\($0.1.rendered())" }.joined(separator: " ")
+            } else { counts = "-" }
+            table.append([job.name, outcome, finished, duration, counts])
+        }
+        invocation.output.write(TextTable.render(table))
+    }
+
+    static func migrate(catalog: Catalog, invocation: Invocation) throws {
+        let folder = (invocation.storePath as NSString).deletingLastPathComponent
+        if !folder.isEmpty { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        let database: Database
+        let applied: [String]
+        do {
+            database = try Database(path: invocation.storePath)
+            applied = try catalog.migrator.migrate(database, now: Date().unixMilliseconds)
+        } catch {
+            throw StoreFailure.jobError(for: error)
+        }
+        let total = catalog.migrator.migrations.count
+        if invocation.jsonOutput {
+            invocation.output.write(JSON.object([("applied", .array(applied.map(JSON.string))), ("known", .number(total)), ("store", .string(database.path))]).rendered() + "\n")
+        } else {
+            invocation.output.write(applied.isEmpty ? "store is up to date (\(total) migrations)\n" : "applied \(applied.count) migration(s): \(applied.joined(separator: ", "))\n")
+        }
+    }
+
+    /// The ledger's counts column as JSON, in the order the pass reported them.
+    static func countsJSON(_ text: String) -> JSON { (Counts(ledgerText: text) ?? Counts()).json }
+}
+
+/// Left-aligned columns separated by two spaces.
+enum TextTable {
+    static func render(_ rows: [[String]]) -> String {
+        guard let columns = rows.map(\.count).max() else { return "" }
+        var widths = [Int](repeating: 0, count: columns)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padding(toLength: widths[i] + 2, withPad: " ", startingAt: 0) }.joined()
+        }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Runner
+import Store
+
+/// The `job` executable: parses global options, dispatches to a job, a module command or a built-in, and
+/// turns every failure into a one-line message and its documented exit code.
+public struct CommandLineApp {
+    public let catalog: Catalog
+
+    public init(catalog: Catalog) { self.catalog = catalog }
+
+    static let builtins: [(name: String, summary: String)] = [
+        ("list", "every job with a one-line description"),
+        ("status", "last run of each job: outcome, finished at, duration, counts"),
+        ("migrate", "create or upgrade the store (every command also does this itself)"),
+        ("help", "show help for job or for a command"),
+    ]
+
+    /// Runs `job` with `arguments` (without the program name) and returns the exit code.
+    public func run(arguments: [String], environment: [String: String], output: TextOutput = StandardOutput(),
+                    errorOutput: @escaping (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) -> ExitCode {
+        do {
+            let globals = try GlobalOptions(parsing: arguments)
+            let words = globals.rest
+            let help = Help(catalog: catalog)
+            guard let first = words.first else {
+                if globals.help { output.write(help.general()); return .success }
+                throw JobError.usage("no command given")
+            }
+            if first == "help" {
+                output.write(try help.text(for: Array(words.dropFirst())))
+                return .success
+            }
+            if globals.help {
+                output.write(try help.text(for: words.filter { !$0.hasPrefix("-") }))
+                return .success
+            }
+            let invocation = try globals.invocation(environment: environment, output: output)
+            let tokens = Array(words.dropFirst())
+            switch first {
+            case "list":
+                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "list")
+                Builtins.list(catalog: catalog, invocation: invocation)
+                return .success
+            case "status":
+                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "status")
+                try Builtins.status(catalog: catalog, invocation: invocation)
+                return .success
+            case "migrate":
+                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "migrate")
+                try Builtins.migrate(catalog: catalog, invocation: invocation)
+                return .success
+            default:
+                break
+            }
+            if let job = catalog.job(named: first) {
+                return PassRunner(catalog: catalog, invocation: invocation).run(job, tokens: tokens)
+            }
+            let (command, consumed) = try resolveCommand(words)
+            let arguments = try Arguments(parsing: Array(words.dropFirst(consumed)), options: command.options,
+                                          positionals: command.positionals, commandName: command.displayName)
+            let database = try invocation.openStore(catalog)
+            let context = invocation.context(name: command.displayName, database: database, arguments: arguments, dryRun: false, catalog: catalog)
+            try command.run(context)
+            return .success
+        } catch {
+            let failure = StoreFailure.jobError(for: error)
+            var text = "job: \(failure.message)\n"
+            if failure.exitCode == .usage { text += "Usage: job [--store PATH] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands.\n" }
+            errorOutput(text)
+            return failure.exitCode
+        }
+    }
+
+    /// Finds the module command named by the longest prefix of `words`.
+    func resolveCommand(_ words: [String]) throws -> (any Command, Int) {
+        let candidates = catalog.commands.filter { $0.path.count <= words.count && Array(words.prefix($0.path.count)) == $0.path }
+        if let best = candidates.max(by: { $0.path.count < $1.path.count }) { return (best, best.path.count) }
+        let group = catalog.commands.filter { $0.path.count > 1 && $0.path[0] == words[0] }
+        if !group.isEmpty {
+            let subcommands = group.map { $0.path[1] }
+            if words.count > 1, let near = Suggest.closest(to: words[1], among: subcommands) {
+                throw JobError.usage("unknown command '\(words[0]) \(words[1])'; did you mean '\(words[0]) \(near)'?")
+            }
+            throw JobError.usage("'\(words[0])' needs one of: \(subcommands.joined(separator: ", "))")
+        }
+        var message = "unknown command '\(words[0])'"
+        let names = catalog.jobs.map(\.name) + catalog.commands.map { $0.path[0] } + CommandLineApp.builtins.map(\.name)
+        if let near = Suggest.closest(to: words[0], among: Array(Set(names)).sorted()) { message += "; did you mean \(near)?" }
+        throw JobError.usage(message)
+    }
+}

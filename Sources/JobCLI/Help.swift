@@ -1,0 +1,80 @@
+import Runner
+
+/// Help texts: `job help`, `job help COMMAND`, and `--help` on every command.
+struct Help {
+    let catalog: Catalog
+
+    static let exitCodes = """
+        Exit codes:
+          0   done (also: skipped because another pass holds the lease, or the job is disabled)
+          64  usage error             65  bad input data          69  a required service is unavailable
+          70  internal error          73  store cannot be created or opened
+          75  transient failure, retry next pass (also: stopped by SIGTERM/SIGINT)
+          78  configuration error
+        """
+
+    func general() -> String {
+        var text = """
+            job — one-pass background jobs over a shared SQLite store.
+
+            Usage: job [--store PATH] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]
+
+            Jobs (one pass each; add --dry-run to change nothing):
+
+            """
+        let width = max(catalog.jobs.map(\.name.count).max() ?? 0, 16)
+        for job in catalog.jobs { text += "  " + job.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + job.summary + "\n" }
+        text += "\nCommands:\n"
+        for builtin in CommandLineApp.builtins {
+            text += "  " + builtin.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + builtin.summary + "\n"
+        }
+        for command in catalog.commands {
+            text += "  " + command.displayName.padding(toLength: width + 2, withPad: " ", startingAt: 0) + command.summary + "\n"
+        }
+        text += "\nGlobal options:\n" + optionLines(GlobalOptions.specs) + "\n" + Help.exitCodes + "\n"
+        return text
+    }
+
+    /// Help for the command named by `words` (general help when empty).
+    func text(for words: [String]) throws -> String {
+        guard let first = words.first else { return general() }
+        if let job = catalog.job(named: first) {
+            var text = "job \(job.name) — \(job.summary)\n\nUsage: job [GLOBAL OPTIONS] \(job.name) [--dry-run]"
+            for option in job.options { text += " [\(option.name)\(option.valueName.map { " " + $0 } ?? "")]" }
+            text += "\n\nOptions:\n" + optionLines(job.options + [.flag("--dry-run", "report what the pass would do, change nothing")])
+            if !job.environmentKeys.isEmpty {
+                text += "\nEnvironment:\n" + job.environmentKeys.map { "  \($0.name)\n      \($0.help)" }.joined(separator: "\n") + "\n"
+            }
+            text += "\nDefault schedule: OnCalendar=\(job.schedule.onCalendar) (cron: \(job.schedule.cron))\n\n" + Help.exitCodes + "\n"
+            return text
+        }
+        if let builtin = CommandLineApp.builtins.first(where: { $0.name == first }) {
+            return "job \(builtin.name) — \(builtin.summary)\n\nUsage: job [GLOBAL OPTIONS] \(builtin.name)\n"
+        }
+        let matches = catalog.commands.filter { Array(words.prefix($0.path.count)) == $0.path }
+        if let command = matches.max(by: { $0.path.count < $1.path.count }) {
+            var text = "job \(command.displayName) — \(command.summary)\n\nUsage: job [GLOBAL OPTIONS] \(command.displayName)"
+            for option in command.options { text += " [\(option.name)\(option.valueName.map { " " + $0 } ?? "")]" }
+            for positional in command.positionals { text += positional.optional ? " [\(positional.name)]" : " \(positional.name)" }
+            text += "\n"
+            if !command.options.isEmpty { text += "\nOptions:\n" + optionLines(command.options) }
+            if !command.positionals.isEmpty {
+                text += "\nArguments:\n" + command.positionals.map { "  \($0.name)\n      \($0.help)" }.joined(separator: "\n") + "\n"
+            }
+            if !command.discussion.isEmpty { text += "\n" + command.discussion + "\n" }
+            return text
+        }
+        let group = catalog.commands.filter { $0.path[0] == first }
+        if !group.isEmpty {
+            return "job \(first) — subcommands:\n" + group.map { "  \($0.displayName)  \($0.summary)" }.joined(separator: "\n") + "\n"
+        }
+        var message = "no help for unknown command '\(first)'"
+        let names = catalog.jobs.map(\.name) + catalog.commands.map { $0.path[0] } + CommandLineApp.builtins.map(\.name)
+        if let near = Suggest.closest(to: first, among: names) { message += "; did you mean \(near)?" }
+        throw JobError.usage(message)
+    }
+
+    private func optionLines(_ options: [OptionSpec]) -> String {
+        options.map { "  \($0.name)\($0.valueName.map { " " + $0 } ?? "")\n      \($0.help)" }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,24 @@
+/// An administrative command that feeds or inspects a module's tables (`job grants issue`, `job pool show`).
+///
+/// Commands run outside the lease and the ledger; they print their own output (human or `--json`) through the
+/// context and report failures by throwing `JobError`.
+public protocol Command: Sendable {
+    /// The words that name it after `job` (`["grants", "issue"]`).
+    var path: [String] { get }
+    /// One line for help.
+    var summary: String { get }
+    var options: [OptionSpec] { get }
+    var positionals: [PositionalSpec] { get }
+    /// Longer help shown by `job help <command>`.
+    var discussion: String { get }
+    /// Runs the command.
+    func run(_ context: JobContext) throws
+}
+
+extension Command {
+    public var options: [OptionSpec] { [] }
+    public var positionals: [PositionalSpec] { [] }
+    public var discussion: String { "" }
+    /// The command's name as typed (`grants issue`).
+    public var displayName: String { path.joined(separator: " ") }
+}

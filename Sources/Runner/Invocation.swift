@@ -1,0 +1,112 @@
+import Foundation
+import Store
+
+/// The global options of one `job` invocation, resolved: where the store is, which clock, which output.
+public struct Invocation: @unchecked Sendable {
+    public var storePath: String
+    public var clock: Clock
+    public var jsonOutput: Bool
+    public var logFormat: Logger.Format
+    public var logLevel: Logger.Level
+    public var metricsDirectory: String?
+    public var environment: [String: String]
+    public var output: TextOutput
+    /// Where log lines go (stderr when nil).
+    public var logSink: (@Sendable (String) -> Void)?
+    public var readInput: @Sendable () -> [UInt8]
+
+    public init(storePath: String, clock: Clock = .system, jsonOutput: Bool = false, logFormat: Logger.Format = .text,
+                logLevel: Logger.Level = .info, metricsDirectory: String? = nil, environment: [String: String] = [:],
+                output: TextOutput = StandardOutput(), logSink: (@Sendable (String) -> Void)? = nil,
+                readInput: @escaping @Sendable () -> [UInt8] = { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }) {
+        self.storePath = storePath
+        self.clock = clock
+        self.jsonOutput = jsonOutput
+        self.logFormat = logFormat
+        self.logLevel = logLevel
+        self.metricsDirectory = metricsDirectory
+        self.environment = environment
+        self.output = output
+        self.logSink = logSink
+        self.readInput = readInput
+    }
+
+    /// The default store path (DESIGN §3): `$STATE_DIRECTORY/store.sqlite` under systemd, else
+    /// `${XDG_STATE_HOME:-$HOME/.local/state}/background-jobs/store.sqlite`.
+    public static func defaultStorePath(environment: [String: String]) -> String {
+        if let state = environment["STATE_DIRECTORY"], !state.isEmpty {
+            // systemd may pass several colon-separated directories; the first is ours.
+            let first = state.split(separator: ":").first.map(String.init) ?? state
+            return first + "/store.sqlite"
+        }
+        let base: String
+        if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { base = xdg }
+        else { base = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state" }
+        return base + "/background-jobs/store.sqlite"
+    }
+
+    /// A logger for `name` with this invocation's format and destination.
+    public func logger(for name: String) -> Logger {
+        Logger(job: name, format: logFormat, minimumLevel: logLevel, sink: logSink)
+    }
+
+    /// Opens the store (creating its folder and file) and applies pending migrations.
+    /// Every failure is a `JobError` with exit 73 and a message that says what to do; the file is never rewritten.
+    public func openStore(_ catalog: Catalog) throws -> Database {
+        let folder = (storePath as NSString).deletingLastPathComponent
+        if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            catch { throw JobError.store("store-cannot-create", "cannot create the store's folder; check permissions or choose another --store") }
+        }
+        do {
+            let database = try Database(path: storePath)
+            try catalog.migrator.migrate(database, now: Date().unixMilliseconds)
+            return database
+        } catch {
+            throw StoreFailure.jobError(for: error)
+        }
+    }
+
+    /// A context for `name` over an open store.
+    public func context(name: String, database: Database, arguments: Arguments, dryRun: Bool, catalog: Catalog) -> JobContext {
+        JobContext(name: name, database: database, clock: clock, logger: logger(for: name), environment: environment,
+                   arguments: arguments, dryRun: dryRun, jsonOutput: jsonOutput, storePath: storePath, output: output,
+                   readInput: readInput, settings: catalog.settings,
+                   storeKeyLocation: StoreKeyLocation.resolve(environment: environment, storePath: storePath))
+    }
+}
+
+/// Maps store failures to the documented exit codes and messages a person can act on.
+public enum StoreFailure {
+    public static func jobError(for error: Error) -> JobError {
+        if let error = error as? JobError { return error }
+        if let error = error as? NewerSchemaError {
+            return JobError.store("store-newer-schema", error.description)
+        }
+        guard let error = error as? StoreError else {
+            return JobError.internal("unexpected error: \(type(of: error))")
+        }
+        switch error.kind {
+        case .notADatabase:
+            return JobError.store("store-not-a-database", "the store file is not an SQLite database; it was left untouched — move it aside or choose another --store")
+        case .corrupt:
+            return JobError.store("store-corrupt", "the store file is damaged (SQLite reports corruption); it was left untouched — restore a backup or move it aside")
+        case .readOnly:
+            return JobError.store("store-read-only", "the store is read-only; check the file's and folder's permissions")
+        case .cannotOpen:
+            return JobError.store("store-cannot-open", "cannot open the store; check the path and the folder's permissions")
+        case .full:
+            return JobError.store("store-disk-full", "the disk holding the store is full; nothing was half-written, free space and run again")
+        case .io:
+            return JobError.store("store-io", "the store could not be read or written (I/O error); check the disk")
+        case .busy:
+            return JobError.transient("store-busy", "the store stayed locked by another process beyond the busy timeout; the next pass retries")
+        case .interrupted:
+            return JobError.cancelled
+        case .newerSchema:
+            return JobError.store("store-newer-schema", error.message)
+        case .constraint, .misuse, .other:
+            return JobError.internal("store error \(error.extendedCode): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import CShims
+import Cryptography
+import Foundation
+import Store
+
+/// Everything a job pass or a command receives: the store, the injected clock, the logger, configuration,
+/// its parsed arguments, output, and cancellation. Domain code takes what it needs from here and nothing
+/// from globals.
+public final class JobContext: @unchecked Sendable {
+    /// The job or command name (`sweep-grants`, `grants issue`).
+    public let name: String
+    /// The open, migrated store.
+    public let database: Database
+    /// The clock domain decisions read (`--now`).
+    public let clock: Clock
+    public let logger: Logger
+    /// Process environment (configuration such as `RELAY_URL`).
+    public let environment: [String: String]
+    /// Options and positionals after the command name.
+    public let arguments: Arguments
+    /// `--dry-run`: report what would be done, change nothing.
+    public let dryRun: Bool
+    /// `--json`: stdout carries exactly one JSON value.
+    public let jsonOutput: Bool
+    /// Path of the store file.
+    public let storePath: String
+    public let output: TextOutput
+    /// Reads all of standard input (grant bundles, keys).
+    public let readInput: @Sendable () -> [UInt8]
+    /// Registered settings.
+    public let settings: Settings
+    private let storeKeyLocation: StoreKeyLocation
+    private var cachedStoreKey: SecretBytes?
+    var heartbeat: (() throws -> Void)?
+    /// The emitted progress (rows done, total), for an operator watching a TTY.
+    var progressReporter: ProgressReporter?
+
+    public init(name: String, database: Database, clock: Clock, logger: Logger, environment: [String: String],
+                arguments: Arguments, dryRun: Bool, jsonOutput: Bool, storePath: String, output: TextOutput,
+                readInput: @escaping @Sendable () -> [UInt8], settings: [SettingSpec], storeKeyLocation: StoreKeyLocation) {
+        self.name = name
+        self.database = database
+        self.clock = clock
+        self.logger = logger
+        self.environment = environment
+        self.arguments = arguments
+        self.dryRun = dryRun
+        self.jsonOutput = jsonOutput
+        self.storePath = storePath
+        self.output = output
+        self.readInput = readInput
+        self.settings = Settings(database: database, specs: settings)
+        self.storeKeyLocation = storeKeyLocation
+    }
+
+    /// The injected "now".
+    public var now: Date { clock.now() }
+    /// The injected "now" in Unix milliseconds.
+    public var nowMilliseconds: Int64 { clock.now().unixMilliseconds }
+
+    /// The store key (DESIGN §4), loaded once; created on first use only at the default `<store>.key` location.
+    public func storeKey() throws -> SecretBytes {
+        if let cachedStoreKey { return cachedStoreKey }
+        let key = try storeKeyLocation.load()
+        cachedStoreKey = key
+        return key
+    }
+
+    /// Throws `JobError.cancelled` once SIGTERM or SIGINT arrived; also renews the lease when due.
+    /// Call it between batches, outside a transaction or inside (both are safe).
+    public func checkCancellation() throws {
+        if shim_termination_signal() != 0 { throw JobError.cancelled }
+        try heartbeat?()
+    }
+
+    /// Reports progress for a long pass (shown on a TTY only, never in `--json` mode).
+    public func progress(done: Int, total: Int?) {
+        progressReporter?.report(done: done, total: total)
+    }
+
+    /// Writes a line to stdout (human mode).
+    public func print(_ line: String) { output.write(line + "\n") }
+
+    /// Writes one JSON value to stdout.
+    public func printJSON(_ value: JSON) { output.write(value.rendered() + "\n") }
+
+    /// An environment variable, with empty treated as unset.
+    public func env(_ name: String) -> String? {
+        guard let value = environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+}

@@ -1,0 +1,31 @@
+/// What one pass of a job did: its outcome and named counts (DESIGN §3).
+public struct JobResult: Sendable {
+    /// How a pass ended.
+    public enum Outcome: String, Sendable, LogWord {
+        case completed, skipped, failed
+    }
+
+    public var outcome: Outcome
+    public var counts: Counts
+    /// For `skipped`: a fixed reason word (`lease-held`, `disabled`, `no-credential`, `cadence`, …).
+    public var reason: String?
+    /// Extra facts for the human summary and `--json` `details` (no identifiers or secrets).
+    public var details: [(String, JSON)]
+
+    public init(outcome: Outcome = .completed, counts: Counts = Counts(), reason: String? = nil, details: [(String, JSON)] = []) {
+        self.outcome = outcome
+        self.counts = counts
+        self.reason = reason
+        self.details = details
+    }
+
+    /// A completed pass with these counts.
+    public static func completed(_ counts: Counts, details: [(String, JSON)] = []) -> JobResult {
+        JobResult(outcome: .completed, counts: counts, details: details)
+    }
+
+    /// A pass that decided to do nothing, for a fixed reason.
+    public static func skipped(_ reason: StaticString, counts: Counts = Counts(), details: [(String, JSON)] = []) -> JobResult {
+        JobResult(outcome: .skipped, counts: counts, reason: "\(reason)", details: details)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Store
+
+/// `job_leases`: at most one pass of a job works at a time.
+///
+/// A pass takes the lease in a write transaction; another pass started meanwhile finds it held and records
+/// `skipped`. A lease whose holder is gone is taken over: at once when the holder was a process on this host
+/// that no longer exists (SIGKILL, OOM), otherwise when its expiry (the job's TTL, renewed between batches)
+/// has passed. Times are the real clock.
+public struct Lease {
+    let database: Database
+    let job: String
+    /// `host:pid:starttime` of this process.
+    public let holder: String
+
+    public init(database: Database, job: String, holder: String = Lease.processHolder()) {
+        self.database = database
+        self.job = job
+        self.holder = holder
+    }
+
+    /// What `acquire` found.
+    public enum Acquisition: Equatable {
+        case acquired(tookOverAbandoned: Bool)
+        case heldByAnother
+    }
+
+    /// Tries to take the lease until `now + ttl`. Must run inside a write transaction.
+    func acquire(now: Int64, ttlMilliseconds: Int64) throws -> Acquisition {
+        if let row = try database.queryOne("SELECT holder, expires_at FROM job_leases WHERE job = ?", [job]) {
+            let current: String = try row.get(0)
+            let expiresAt: Int64 = try row.get(1)
+            let holderAlive = current != holder && expiresAt > now && Lease.isAlive(holder: current)
+            if holderAlive { return .heldByAnother }
+            try database.execute("UPDATE job_leases SET holder = ?, acquired_at = ?, expires_at = ? WHERE job = ?", [holder, now, now + ttlMilliseconds, job])
+            return .acquired(tookOverAbandoned: current != holder)
+        }
+        try database.execute("INSERT INTO job_leases (job, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)", [job, holder, now, now + ttlMilliseconds])
+        return .acquired(tookOverAbandoned: false)
+    }
+
+    /// Extends the lease this process holds.
+    func renew(now: Int64, ttlMilliseconds: Int64) throws {
+        try database.writeIfNeeded { db in
+            _ = try db.execute("UPDATE job_leases SET expires_at = ? WHERE job = ? AND holder = ?", [now + ttlMilliseconds, job, holder])
+        }
+    }
+
+    /// Gives the lease up, if this process still holds it.
+    func release() throws {
+        try database.writeIfNeeded { db in
+            _ = try db.execute("DELETE FROM job_leases WHERE job = ? AND holder = ?", [job, holder])
+        }
+    }
+
+    /// This process as a lease holder: host name, pid and the kernel's start time of the pid (so a reused
+    /// pid is not mistaken for the holder).
+    public static func processHolder() -> String {
+        let pid = getpid()
+        return "\(hostName()):\(pid):\(startTime(of: pid) ?? "0")"
+    }
+
+    /// False only when the holder is known to be dead: a process on this host whose pid is gone or reused.
+    static func isAlive(holder: String) -> Bool {
+        let parts = holder.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]) else { return true }
+        let host = parts[0..<(parts.count - 2)].joined(separator: ":")
+        guard host == hostName() else { return true }  // another host: only the expiry can tell
+        guard let start = startTime(of: pid) else { return false }
+        return start == String(parts[parts.count - 1])
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "unknown" }
+        return String(cString: buffer)
+    }
+
+    /// Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot), or nil when there is no such process.
+    static func startTime(of pid: Int32) -> String? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat"),
+              let text = String(data: data, encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        // The command name (field 2) may contain spaces; fields after the closing parenthesis start at 3.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 19 else { return nil }
+        return String(fields[19])
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Store
+
+/// The `job_runs` ledger: one row per pass, written when it starts and completed when it ends.
+///
+/// Rows use the real clock (they record what happened on this machine, not the emulated day).
+public struct Ledger {
+    let database: Database
+
+    public init(database: Database) { self.database = database }
+
+    /// One recorded pass.
+    public struct Run: Sendable {
+        public let id: Int64
+        public let job: String
+        public let startedAt: Int64
+        public let finishedAt: Int64?
+        public let outcome: String
+        public let exitCode: Int?
+        public let durationMilliseconds: Int?
+        public let countsJSON: String
+        public let reason: String?
+    }
+
+    /// Records a pass that started (outcome `running`); returns its id.
+    func begin(job: String, startedAt: Int64) throws -> Int64 {
+        try database.execute("INSERT INTO job_runs (job, started_at, outcome) VALUES (?, ?, 'running')", [job, startedAt])
+        return database.lastInsertRowID
+    }
+
+    /// Records a pass that ended.
+    func finish(id: Int64, outcome: JobResult.Outcome, exitCode: ExitCode, finishedAt: Int64, durationMilliseconds: Int, counts: Counts, reason: String?) throws {
+        try database.execute("""
+            UPDATE job_runs SET outcome = ?, exit_code = ?, finished_at = ?, duration_ms = ?, counts = ?, reason = ?
+            WHERE id = ?
+            """, [outcome.rawValue, Int(exitCode.rawValue), finishedAt, durationMilliseconds, counts.json.rendered(), reason, id])
+    }
+
+    /// Records a whole pass at once (a skip).
+    func record(job: String, startedAt: Int64, outcome: JobResult.Outcome, exitCode: ExitCode, reason: String?) throws {
+        try database.execute("""
+            INSERT INTO job_runs (job, started_at, finished_at, outcome, exit_code, duration_ms, counts, reason)
+            VALUES (?, ?, ?, ?, ?, 0, '{}', ?)
+            """, [job, startedAt, startedAt, outcome.rawValue, Int(exitCode.rawValue), reason])
+    }
+
+    /// Marks passes of `job` still `running` as failed: their process is gone (its lease was taken over).
+    func abandonRunning(job: String, finishedAt: Int64) throws -> Int {
+        try database.execute("""
+            UPDATE job_runs SET outcome = 'failed', exit_code = 70, finished_at = ?, reason = 'abandoned'
+            WHERE job = ? AND outcome = 'running'
+            """, [finishedAt, job])
+    }
+
+    /// The latest pass of each job.
+    public func latestRuns() throws -> [Run] {
+        try database.query("""
+            SELECT r.id, r.job, r.started_at, r.finished_at, r.outcome, r.exit_code, r.duration_ms, r.counts, r.reason
+            FROM job_runs r
+            JOIN (SELECT job, max(id) AS id FROM job_runs GROUP BY job) latest ON latest.id = r.id
+            ORDER BY r.job
+            """).map(Ledger.run)
+    }
+
+    /// All passes, newest first, at most `limit`.
+    public func runs(job: String? = nil, limit: Int = 1000) throws -> [Run] {
+        if let job {
+            return try database.query("SELECT id, job, started_at, finished_at, outcome, exit_code, duration_ms, counts, reason FROM job_runs WHERE job = ? ORDER BY id DESC LIMIT ?", [job, limit]).map(Ledger.run)
+        }
+        return try database.query("SELECT id, job, started_at, finished_at, outcome, exit_code, duration_ms, counts, reason FROM job_runs ORDER BY id DESC LIMIT ?", [limit]).map(Ledger.run)
+    }
+
+    /// When `job` last finished with exit code 0, if ever.
+    public func lastSuccess(job: String) throws -> Int64? {
+        try database.scalar("SELECT max(finished_at) FROM job_runs WHERE job = ? AND exit_code = 0 AND outcome != 'running'", [job])
+    }
+
+    /// Deletes at most `batchSize` finished rows that started before `cutoff`; returns how many it deleted.
+    public func prune(before cutoff: Int64, batchSize: Int) throws -> Int {
+        try database.execute("""
+            DELETE FROM job_runs WHERE id IN (
+                SELECT id FROM job_runs WHERE started_at < ? AND outcome != 'running' ORDER BY id LIMIT ?)
+            """, [cutoff, batchSize])
+    }
+
+    private static func run(_ row: Row) throws -> Run {
+        Run(id: try row.get(0), job: try row.get(1), startedAt: try row.get(2), finishedAt: try row.get(3, as: Int64?.self),
+            outcome: try row.get(4), exitCode: try row.get(5, as: Int?.self), durationMilliseconds: try row.get(6, as: Int?.self),
+            countsJSON: try row.get(7), reason: try row.get(8, as: String?.self))
+    }
+}

@@ -1,0 +1,25 @@
+/// A value a log line may carry: numbers, booleans and fixed words — never free text.
+///
+/// There is deliberately no way to build a `LogValue` from an arbitrary runtime `String`: identifiers and
+/// secrets (DESIGN §5) therefore cannot reach a log line by accident. Words come from string literals or
+/// from `LogWord` enums whose raw values are fixed in the source.
+public enum LogValue: Sendable, Equatable, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral, ExpressibleByStringLiteral {
+    case integer(Int64)
+    case double(Double)
+    case bool(Bool)
+    case word(String)
+
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(stringLiteral value: StaticString) { self = .word("\(value)") }
+
+    /// An integer count, size, status code or duration.
+    public static func int<I: BinaryInteger>(_ value: I) -> LogValue { .integer(Int64(value)) }
+    /// A word fixed in the source.
+    public static func literal(_ value: StaticString) -> LogValue { .word("\(value)") }
+    /// The raw value of a `LogWord` enum case.
+    public static func of<W: LogWord>(_ value: W) -> LogValue { .word(value.rawValue) }
+}
+
+/// An enum whose raw values are fixed words, fit for logs (outcomes, categories, reasons).
+public protocol LogWord: RawRepresentable where RawValue == String {}

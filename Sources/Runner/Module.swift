@@ -1,0 +1,45 @@
+/// What one module contributes to the executable: its migrations, jobs, commands and settings.
+///
+/// `main.swift` lists the modules; registering a new job is one line in its module's `jobs` array.
+public struct Module: Sendable {
+    public let name: String
+    public let migrations: [Migration]
+    public let jobs: [any Job]
+    public let commands: [any Command]
+    public let settings: [SettingSpec]
+
+    public init(name: String, migrations: [Migration] = [], jobs: [any Job] = [], commands: [any Command] = [], settings: [SettingSpec] = []) {
+        self.name = name
+        self.migrations = migrations
+        self.jobs = jobs
+        self.commands = commands
+        self.settings = settings
+    }
+}
+
+/// Everything the executable knows: the modules' jobs, commands, settings and migrations, checked for clashes.
+public struct Catalog: Sendable {
+    public let modules: [Module]
+    public let jobs: [any Job]
+    public let commands: [any Command]
+    public let settings: [SettingSpec]
+    public let migrator: Migrator
+
+    public init(modules: [Module]) {
+        self.modules = modules
+        jobs = modules.flatMap(\.jobs)
+        commands = modules.flatMap(\.commands)
+        settings = modules.flatMap(\.settings)
+        var migrator = Migrator()
+        for migration in modules.flatMap(\.migrations) { migrator.register(migration) }
+        self.migrator = migrator
+        let jobNames = jobs.map(\.name)
+        precondition(Set(jobNames).count == jobNames.count, "two jobs share a name")
+        let commandNames = commands.map(\.displayName)
+        precondition(Set(commandNames).count == commandNames.count, "two commands share a name")
+        precondition(Set(settings.map(\.key)).count == settings.count, "two settings share a key")
+    }
+
+    /// The job named `name`.
+    public func job(named name: String) -> (any Job)? { jobs.first { $0.name == name } }
+}

@@ -1,0 +1,172 @@
+import CShims
+import Foundation
+import Store
+
+/// Runs one pass of a job around its `run`: lease, ledger, signals, metrics, output and exit code.
+public struct PassRunner {
+    public let catalog: Catalog
+    public let invocation: Invocation
+
+    public init(catalog: Catalog, invocation: Invocation) {
+        self.catalog = catalog
+        self.invocation = invocation
+    }
+
+    /// What happened, for callers that want more than the exit code (tests).
+    public struct Report {
+        public let result: JobResult
+        public let exitCode: ExitCode
+        public let error: JobError?
+        public let startedAt: Date
+        public let durationMilliseconds: Int
+    }
+
+    /// Runs one pass of `job` with `tokens` (the words after the job name) and returns its exit code.
+    @discardableResult
+    public func run(_ job: any Job, tokens: [String]) -> ExitCode {
+        let logger = invocation.logger(for: job.name)
+        do {
+            let options = job.options + [OptionSpec.flag("--dry-run", "report what the pass would do, change nothing")]
+            let arguments = try Arguments(parsing: tokens, options: options, positionals: [], commandName: job.name)
+            let database = try invocation.openStore(catalog)
+            return pass(job, database: database, arguments: arguments, logger: logger).exitCode
+        } catch {
+            let failure = StoreFailure.jobError(for: error)
+            logger.error("pass.failed", ["category": .word(failure.category), "exit_code": .int(failure.exitCode.rawValue)])
+            emit(job: job.name, result: JobResult(outcome: .failed), error: failure, exitCode: failure.exitCode, startedAt: Date(), durationMilliseconds: 0, dryRun: false)
+            return failure.exitCode
+        }
+    }
+
+    /// The pass itself over an open store.
+    public func pass(_ job: any Job, database: Database, arguments: Arguments, logger: Logger) -> Report {
+        let dryRun = arguments.flag("--dry-run")
+        let context = invocation.context(name: job.name, database: database, arguments: arguments, dryRun: dryRun, catalog: catalog)
+        let started = Date()
+        let startedMs = started.unixMilliseconds
+        let lease = Lease(database: database, job: job.name)
+        let ttl = Int64(job.leaseSeconds) * 1000
+        var ledgerID: Int64?
+
+        shim_install_termination_handlers()
+        logger.info("pass.started", ["dry_run": .bool(dryRun)])
+
+        // Dry runs change nothing: no lease, no ledger row, no metrics.
+        if !dryRun {
+            do {
+                let acquired: Bool = try database.write { _ in
+                    switch try lease.acquire(now: startedMs, ttlMilliseconds: ttl) {
+                    case .heldByAnother:
+                        try Ledger(database: database).record(job: job.name, startedAt: startedMs, outcome: .skipped, exitCode: .success, reason: "lease-held")
+                        return false
+                    case .acquired(let tookOver):
+                        if tookOver {
+                            let abandoned = try Ledger(database: database).abandonRunning(job: job.name, finishedAt: startedMs)
+                            logger.warn("lease.taken_over", ["abandoned_runs": .int(abandoned)])
+                        }
+                        ledgerID = try Ledger(database: database).begin(job: job.name, startedAt: startedMs)
+                        return true
+                    }
+                }
+                if !acquired {
+                    let result = JobResult.skipped("lease-held")
+                    logger.info("pass.skipped", ["reason": "lease-held"])
+                    finishMetrics(job: job.name, database: database, started: started, exitCode: .success, counts: result.counts, logger: logger)
+                    emit(job: job.name, result: result, error: nil, exitCode: .success, startedAt: started, durationMilliseconds: elapsed(since: started), dryRun: dryRun)
+                    return Report(result: result, exitCode: .success, error: nil, startedAt: started, durationMilliseconds: elapsed(since: started))
+                }
+            } catch {
+                let failure = StoreFailure.jobError(for: error)
+                logger.error("pass.failed", ["category": .word(failure.category), "exit_code": .int(failure.exitCode.rawValue)])
+                emit(job: job.name, result: JobResult(outcome: .failed), error: failure, exitCode: failure.exitCode, startedAt: started, durationMilliseconds: elapsed(since: started), dryRun: dryRun)
+                return Report(result: JobResult(outcome: .failed), exitCode: failure.exitCode, error: failure, startedAt: started, durationMilliseconds: elapsed(since: started))
+            }
+            var lastRenewal = Date()
+            context.heartbeat = {
+                // Renew at a third of the TTL so a slow batch never lets the lease lapse under a live pass.
+                if Date().timeIntervalSince(lastRenewal) * 1000 >= Double(ttl) / 3 {
+                    try lease.renew(now: Date().unixMilliseconds, ttlMilliseconds: ttl)
+                    lastRenewal = Date()
+                }
+            }
+        }
+        context.progressReporter = ProgressReporter.forTerminal(json: invocation.jsonOutput)
+
+        var result: JobResult
+        var failure: JobError?
+        do {
+            result = try job.run(context)
+        } catch {
+            failure = StoreFailure.jobError(for: error)
+            result = JobResult(outcome: .failed)
+        }
+        context.progressReporter?.finish()
+        let exitCode = failure?.exitCode ?? .success
+        let duration = elapsed(since: started)
+
+        if let ledgerID {
+            do {
+                try database.write { _ in
+                    try Ledger(database: database).finish(id: ledgerID, outcome: result.outcome, exitCode: exitCode, finishedAt: Date().unixMilliseconds,
+                                                          durationMilliseconds: duration, counts: result.counts, reason: failure?.category ?? result.reason)
+                    try lease.release()
+                }
+            } catch {
+                logger.error("ledger.write_failed", ["category": .word(StoreFailure.jobError(for: error).category)])
+            }
+            finishMetrics(job: job.name, database: database, started: started, exitCode: exitCode, counts: result.counts, logger: logger)
+        }
+
+        if let failure {
+            logger.error("pass.failed", ["category": .word(failure.category), "exit_code": .int(failure.exitCode.rawValue), "duration_ms": .int(duration)])
+        } else {
+            logger.log(.info, result.outcome == .skipped ? "pass.skipped" : "pass.completed", counts: result.counts)
+        }
+        emit(job: job.name, result: result, error: failure, exitCode: exitCode, startedAt: started, durationMilliseconds: duration, dryRun: dryRun)
+        return Report(result: result, exitCode: exitCode, error: failure, startedAt: started, durationMilliseconds: duration)
+    }
+
+    private func finishMetrics(job: String, database: Database, started: Date, exitCode: ExitCode, counts: Counts, logger: Logger) {
+        guard let directory = invocation.metricsDirectory else { return }
+        let lastSuccess = (try? Ledger(database: database).lastSuccess(job: job)).flatMap { $0 }.map { Date(unixMilliseconds: $0) }
+        do {
+            try MetricsWriter(directory: directory).write(job: job, finishedAt: Date(), lastSuccess: lastSuccess,
+                                                          durationSeconds: Date().timeIntervalSince(started), exitCode: exitCode, counts: counts)
+        } catch {
+            logger.warn("metrics.write_failed")
+        }
+    }
+
+    private func elapsed(since start: Date) -> Int { Int((Date().timeIntervalSince(start) * 1000).rounded()) }
+
+    /// Prints the pass result: one JSON object with `--json`, else a short summary; failures also on stderr.
+    private func emit(job: String, result: JobResult, error: JobError?, exitCode: ExitCode, startedAt: Date, durationMilliseconds: Int, dryRun: Bool) {
+        if invocation.jsonOutput {
+            var fields: [(String, JSON)] = [
+                ("job", .string(job)), ("outcome", .string(result.outcome.rawValue)), ("started_at", .string(startedAt.rfc3339)),
+                ("duration_ms", .number(durationMilliseconds)), ("counts", result.counts.json), ("exit_code", .number(exitCode.rawValue)),
+                ("dry_run", .bool(dryRun)),
+            ]
+            if let reason = result.reason { fields.append(("reason", .string(reason))) }
+            if !result.details.isEmpty { fields.append(("details", .object(result.details))) }
+            if let error { fields.append(("error", ["category": .string(error.category), "message": .string(error.message)])) }
+            invocation.output.write(JSON.object(fields).rendered() + "\n")
+        } else {
+            var line = "\(job): \(result.outcome.rawValue)"
+            if dryRun { line += " (dry run, nothing changed)" }
+            if let reason = result.reason { line += " (\(reason))" }
+            line += " in \(durationMilliseconds) ms"
+            if !result.counts.entries.isEmpty {
+                line += ": " + result.counts.entries.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            }
+            invocation.output.write(line + "\n")
+            for (key, value) in result.details {
+                if case .string(let text) = value { invocation.output.write("  \(key): \(text)\n") }
+                else { invocation.output.write("  \(key): \(value.rendered())\n") }
+            }
+        }
+        if let error {
+            FileHandle.standardError.write(Data("job: \(job) failed: \(error.message)\n".utf8))
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// Shows "rows done / total, rate" on stderr for passes longer than about two seconds, on a TTY only.
+final class ProgressReporter: @unchecked Sendable {
+    private let started = Date()
+    private var lastShown: Date?
+    private let write: (String) -> Void
+
+    init(write: @escaping (String) -> Void) { self.write = write }
+
+    /// A reporter for this process, or nil when stderr is not a terminal or output is JSON.
+    static func forTerminal(json: Bool) -> ProgressReporter? {
+        guard !json, isatty(STDERR_FILENO) == 1 else { return nil }
+        return ProgressReporter { FileHandle.standardError.write(Data($0.utf8)) }
+    }
+
+    func report(done: Int, total: Int?) {
+        let now = Date()
+        let elapsed = now.timeIntervalSince(started)
+        guard elapsed >= 2 else { return }
+        if let lastShown, now.timeIntervalSince(lastShown) < 0.5 { return }
+        lastShown = now
+        let rate = Int(Double(done) / max(elapsed, 0.001))
+        let of = total.map { " / \($0)" } ?? ""
+        write("\r\(done)\(of) rows, \(rate)/s   ")
+    }
+
+    func finish() {
+        if lastShown != nil { write("\n") }
+    }
+}

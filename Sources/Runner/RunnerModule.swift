@@ -1,0 +1,11 @@
+/// The runner's own contribution: its tables, `maintain-store` and the settings commands.
+public enum RunnerModule {
+    public static let module = Module(
+        name: "runner",
+        migrations: RunnerMigrations.all,
+        jobs: [MaintainStoreJob()],
+        commands: [SettingsListCommand(), SettingsGetCommand(), SettingsSetCommand(), SettingsUnsetCommand()],
+        settings: [
+            .integer("runs.retention-days", default: 30, in: 1...3650, "days the run ledger keeps a pass before maintain-store prunes it"),
+        ])
+}

@@ -1,0 +1,33 @@
+/// When a job runs by default: a systemd `OnCalendar=` expression and the same schedule as a cron line.
+public struct Schedule: Sendable, Equatable {
+    /// systemd calendar expression (`*:0/15`, `daily`, `hourly`).
+    public let onCalendar: String
+    /// The five cron fields for the same times (`*/15 * * * *`).
+    public let cron: String
+    /// Spread for `RandomizedDelaySec=` so many hosts do not fire together.
+    public let randomizedDelaySeconds: Int
+
+    public init(onCalendar: String, cron: String, randomizedDelaySeconds: Int) {
+        self.onCalendar = onCalendar
+        self.cron = cron
+        self.randomizedDelaySeconds = randomizedDelaySeconds
+    }
+
+    /// Every `minutes` minutes (1–30, dividing 60).
+    public static func every(minutes: Int, randomizedDelaySeconds: Int = 30) -> Schedule {
+        precondition(minutes >= 1 && minutes <= 30 && 60 % minutes == 0)
+        return Schedule(onCalendar: "*:0/\(minutes)", cron: minutes == 1 ? "* * * * *" : "*/\(minutes) * * * *", randomizedDelaySeconds: randomizedDelaySeconds)
+    }
+
+    /// Once an hour at `minute`.
+    public static func hourly(atMinute minute: Int = 0, randomizedDelaySeconds: Int = 300) -> Schedule {
+        Schedule(onCalendar: "*:\(twoDigits(minute))", cron: "\(minute) * * * *", randomizedDelaySeconds: randomizedDelaySeconds)
+    }
+
+    /// Once a day at `hour:minute` UTC.
+    public static func daily(hour: Int, minute: Int = 0, randomizedDelaySeconds: Int = 900) -> Schedule {
+        Schedule(onCalendar: "*-*-* \(twoDigits(hour)):\(twoDigits(minute)):00 UTC", cron: "\(minute) \(hour) * * *", randomizedDelaySeconds: randomizedDelaySeconds)
+    }
+
+    private static func twoDigits(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+}

@@ -1,0 +1,69 @@
+import Store
+
+/// Reads and writes the `settings` table, falling back to each registered setting's default.
+public struct Settings {
+    let database: Database
+    let specs: [SettingSpec]
+
+    public init(database: Database, specs: [SettingSpec]) {
+        self.database = database
+        self.specs = specs
+    }
+
+    /// The spec for `key`, or a usage error naming the closest known key.
+    public func spec(_ key: String) throws -> SettingSpec {
+        if let spec = specs.first(where: { $0.key == key }) { return spec }
+        var message = "unknown setting \(key)"
+        if let near = Suggest.closest(to: key, among: specs.map(\.key)) { message += "; did you mean \(near)?" }
+        throw JobError.usage(message)
+    }
+
+    /// The stored value, or the default.
+    public func string(_ key: String) throws -> String {
+        let spec = try spec(key)
+        let stored: String? = try database.scalar("SELECT value FROM settings WHERE key = ?", [key])
+        return stored ?? spec.defaultValue
+    }
+
+    /// The value as an integer (validated when set).
+    public func int(_ key: String) throws -> Int {
+        let text = try string(key)
+        guard let value = Int(text) else { throw JobError.configuration("setting", "setting \(key) holds a value that is not a number; set it again") }
+        return value
+    }
+
+    /// The value of an on/off toggle.
+    public func isOn(_ key: String) throws -> Bool { try string(key) == "on" }
+
+    /// True when the user stored a value (not the default).
+    public func isSet(_ key: String) throws -> Bool {
+        _ = try spec(key)
+        let count: Int? = try database.scalar("SELECT count(*) FROM settings WHERE key = ?", [key])
+        return (count ?? 0) > 0
+    }
+
+    /// Validates and stores `value` (in its own write transaction unless one is open).
+    public func set(_ key: String, _ value: String, now: Int64) throws {
+        let spec = try spec(key)
+        if let problem = spec.validate(value) { throw JobError.usage("setting \(key) \(problem)") }
+        try database.writeIfNeeded { db in
+            try db.execute("""
+                INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+                """, [key, value, now])
+        }
+    }
+
+    /// Returns the setting to its default.
+    public func unset(_ key: String) throws {
+        _ = try spec(key)
+        try database.writeIfNeeded { db in _ = try db.execute("DELETE FROM settings WHERE key = ?", [key]) }
+    }
+}
+
+extension Database {
+    /// Runs `body` in a new write transaction, or directly when one is already open on this connection.
+    public func writeIfNeeded<T>(_ body: (Database) throws -> T) throws -> T {
+        isInTransaction ? try body(self) : try write(body)
+    }
+}

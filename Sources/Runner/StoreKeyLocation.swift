@@ -1,0 +1,90 @@
+import Cryptography
+import Foundation
+
+/// Where the store key comes from (DESIGN §4), in order: `$CREDENTIALS_DIRECTORY/store-key` (systemd
+/// `LoadCredential=`), `JOB_STORE_KEY_FILE`, else `<store>.key`, created with mode 0600 on first use.
+///
+/// The file holds 32 raw bytes or 64 hex digits (a trailing newline is ignored). An explicitly configured
+/// key that is missing or malformed is a configuration error (exit 78); it is never replaced.
+public struct StoreKeyLocation: Sendable {
+    public let path: String
+    /// True for the default `<store>.key`, the only location this program creates.
+    public let createIfMissing: Bool
+
+    public init(path: String, createIfMissing: Bool) {
+        self.path = path
+        self.createIfMissing = createIfMissing
+    }
+
+    /// Resolves the location for a store at `storePath`.
+    public static func resolve(environment: [String: String], storePath: String) -> StoreKeyLocation {
+        if let credentials = environment["CREDENTIALS_DIRECTORY"], !credentials.isEmpty {
+            return StoreKeyLocation(path: credentials + "/store-key", createIfMissing: false)
+        }
+        if let file = environment["JOB_STORE_KEY_FILE"], !file.isEmpty {
+            return StoreKeyLocation(path: file, createIfMissing: false)
+        }
+        return StoreKeyLocation(path: storePath + ".key", createIfMissing: true)
+    }
+
+    /// Reads the key, creating it first when allowed and absent.
+    public func load() throws -> SecretBytes {
+        if !FileManager.default.fileExists(atPath: path) {
+            guard createIfMissing else {
+                throw JobError.configuration("store-key-missing", "the configured store key file does not exist; check LoadCredential= or JOB_STORE_KEY_FILE")
+            }
+            try create()
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw JobError.configuration("store-key-unreadable", "the store key file cannot be read; check its owner and mode")
+        }
+        var bytes = [UInt8](data)
+        defer { for i in bytes.indices { bytes[i] = 0 } }
+        if bytes.count == 32 { return SecretBytes(bytes) }
+        var text = bytes
+        while let last = text.last, last == 0x0a || last == 0x0d || last == 0x20 { text.removeLast() }
+        defer { for i in text.indices { text[i] = 0 } }
+        if text.count == 64, let decoded = StoreKeyLocation.decodeHex(text) { return SecretBytes(decoded) }
+        throw JobError.configuration("store-key-malformed", "the store key file must hold 32 bytes or 64 hex digits")
+    }
+
+    /// Writes a fresh key atomically: a private temporary file linked into place, so a concurrent process
+    /// either sees no key or the whole key, and two first uses cannot end with two different keys.
+    private func create() throws {
+        let key = try SecureRandom.bytes(count: 32)
+        let hex = key.map { String(format: "%02x", $0) }.joined() + "\n"
+        let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw JobError.store("store-key-create", "cannot create the store key file next to the store; check the folder's permissions") }
+        let written = hex.withCString { Foundation.write(fd, $0, strlen($0)) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        defer { unlink(temporary) }
+        guard written == hex.utf8.count, synced else {
+            throw JobError.store("store-key-create", "cannot write the store key file (disk full?)")
+        }
+        if link(temporary, path) != 0 && errno != EEXIST {
+            throw JobError.store("store-key-create", "cannot create the store key file next to the store; check the folder's permissions")
+        }
+    }
+
+    static func decodeHex(_ text: [UInt8]) -> [UInt8]? {
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x61...0x66: return c - 0x61 + 10
+            case 0x41...0x46: return c - 0x41 + 10
+            default: return nil
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(text.count / 2)
+        var index = 0
+        while index + 1 < text.count {
+            guard let hi = nibble(text[index]), let lo = nibble(text[index + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            index += 2
+        }
+        return out
+    }
+}

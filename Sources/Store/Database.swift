@@ -1,0 +1,234 @@
+import CSQLite
+import CShims
+import Foundation
+
+/// A connection to the store file, configured for many short-lived processes sharing one file.
+///
+/// Every connection runs in WAL mode with a busy timeout and foreign keys on; every write goes through
+/// `write { }`, a `BEGIN IMMEDIATE` transaction. A `Database` is used from one thread at a time.
+/// Its public API carries no SQLite types, so a PostgreSQL backend can stand behind the same calls later.
+public final class Database {
+    let handle: OpaquePointer
+    /// The file this connection opened.
+    public let path: String
+    private var statementCache: [String: Statement] = [:]
+    /// True while `write { }` or `read { }` runs on this connection.
+    public private(set) var isInTransaction = false
+
+    /// How the connection is opened.
+    public struct Options: Sendable {
+        /// How long a statement waits for another process's lock before failing with `busy` (DESIGN §4: ≥ 5 s).
+        public var busyTimeoutMilliseconds: Int32 = 10_000
+        /// Open without the right to write (status and listings).
+        public var readOnly = false
+        /// Create the file when it does not exist.
+        public var create = true
+        public init() {}
+    }
+
+    /// Opens (and, unless `options.create` is false, creates) the store at `path`.
+    ///
+    /// A file that is not an SQLite database fails here with `StoreError.kind == .notADatabase`; the file is
+    /// not modified.
+    public init(path: String, options: Options = Options()) throws {
+        self.path = path
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
+        var connection: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &connection, flags, nil)
+        guard rc == SQLITE_OK, let connection else {
+            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let connection { sqlite3_close_v2(connection) }
+            throw StoreError(extendedCode: rc, message: message)
+        }
+        handle = connection
+        sqlite3_extended_result_codes(handle, 1)
+        do {
+            try configure(options)
+        } catch {
+            statementCache.removeAll()
+            sqlite3_close_v2(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    private func configure(_ options: Options) throws {
+        // "This routine sets a busy handler that sleeps for a specified amount of time when a table is locked."
+        sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
+        // Reading the schema first makes a file that is not a database fail here, before any pragma writes.
+        // "SQLITE_NOTADB: the file being opened does not appear to be an SQLite database file."
+        _ = try scalar("SELECT count(*) FROM sqlite_schema") as Int64?
+        if !options.readOnly {
+            // "Auto-vacuuming must be turned on before any tables are created. It is not possible to enable or
+            // disable auto-vacuum after a table has been created." — PRAGMA auto_vacuum. Harmless afterwards.
+            try execute("PRAGMA auto_vacuum = INCREMENTAL")
+            // "The WAL journaling mode is persistent; after being set it stays in effect across multiple database
+            // connections and after closing and reopening the database." Switching needs a brief exclusive lock,
+            // which the busy handler waits for.
+            let mode: String? = try scalar("PRAGMA journal_mode = WAL")
+            guard mode?.lowercased() == "wal" else {
+                throw StoreError.misuse("the store could not be switched to WAL mode")
+            }
+        }
+        // "In WAL mode when synchronous is NORMAL, … a transaction committed … might roll back following a power
+        // loss." Grants, tokens and offers must survive power loss: FULL.
+        try execute("PRAGMA synchronous = FULL")
+        // "Foreign key constraints are disabled by default … must be enabled separately for each connection."
+        try execute("PRAGMA foreign_keys = ON")
+        try execute("PRAGMA trusted_schema = OFF")
+    }
+
+    // MARK: Running statements
+
+    /// Prepares `sql`; the statement is finalized when released.
+    public func prepare(_ sql: String) throws -> Statement {
+        try Statement(database: self, sql: sql)
+    }
+
+    /// A prepared statement kept for reuse on this connection (for SQL run many times in a pass).
+    public func cachedStatement(_ sql: String) throws -> Statement {
+        if let cached = statementCache[sql] { return cached }
+        let statement = try prepare(sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Runs one or more statements with no arguments (a migration script, a pragma).
+    public func execute(_ sql: String) throws {
+        try sql.withCString { start in
+            var cursor: UnsafePointer<CChar>? = start
+            while let current = cursor, current.pointee != 0 {
+                var statementHandle: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let rc = sqlite3_prepare_v2(handle, current, -1, &statementHandle, &tail)
+                let text = { () -> String in
+                    let count = tail.map { current.distance(to: $0) } ?? strlen(current)
+                    let bytes = UnsafeRawBufferPointer(start: current, count: count)
+                    return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+                guard rc == SQLITE_OK else { throw error(rc, sql: text()) }
+                // "If the input text contains no SQL (if the input is an empty string or a comment) then *ppStmt
+                // is set to NULL." Nothing to run; move on.
+                if let statementHandle {
+                    defer { sqlite3_finalize(statementHandle) }
+                    var stepRC = sqlite3_step(statementHandle)
+                    while stepRC == SQLITE_ROW { stepRC = sqlite3_step(statementHandle) }
+                    guard stepRC == SQLITE_DONE else { throw error(stepRC, sql: text()) }
+                }
+                guard let tail, tail != current else { break }
+                cursor = tail
+            }
+        }
+    }
+
+    /// Runs one statement with arguments; returns the number of rows it changed.
+    @discardableResult
+    public func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible]) throws -> Int {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        while try statement.step() {}
+        return Int(sqlite3_changes64(handle))
+    }
+
+    /// All rows of a query.
+    public func query(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> [Row] {
+        var rows: [Row] = []
+        try forEachRow(sql, arguments) { rows.append($0) }
+        return rows
+    }
+
+    /// The first row of a query, if any.
+    public func queryOne(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> Row? {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.row(columnNames: statement.columnNames)
+    }
+
+    /// The first column of the first row, decoded; nil when there is no row or the value is NULL.
+    public func scalar<T: DatabaseValueConvertible>(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> T? {
+        guard let row = try queryOne(sql, arguments) else { return nil }
+        if case .null = row[0] { return nil }
+        return try row.get(0, as: T.self)
+    }
+
+    /// Streams the rows of a query to `body` without holding them all in memory.
+    public func forEachRow(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [], _ body: (Row) throws -> Void) throws {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        let names = statement.columnNames
+        while try statement.step() { try body(statement.row(columnNames: names)) }
+    }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE on this connection.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// The rowid of the most recent successful INSERT on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a write transaction: `BEGIN IMMEDIATE … COMMIT`, rolled back if `body` throws.
+    ///
+    /// "IMMEDIATE causes the database connection to start a new write immediately, without waiting for a write
+    /// statement. The BEGIN IMMEDIATE might fail with SQLITE_BUSY if another write transaction is already active
+    /// on another database connection." The busy timeout makes it wait instead. Taking the write lock up front
+    /// avoids the deadlock-prone upgrade of a read transaction, which in WAL mode fails with SQLITE_BUSY_SNAPSHOT
+    /// without consulting the busy handler.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try transaction("BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` in a read transaction (`BEGIN DEFERRED`): one consistent snapshot for all its queries.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try transaction("BEGIN DEFERRED", body)
+    }
+
+    private func transaction<T>(_ begin: String, _ body: (Database) throws -> T) throws -> T {
+        guard !isInTransaction else {
+            throw StoreError.misuse("a transaction is already open on this connection", sql: begin)
+        }
+        try execute(begin)
+        isInTransaction = true
+        defer { isInTransaction = false }
+        let result: T
+        do {
+            result = try body(self)
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        return result
+    }
+
+    private func rollbackQuietly() {
+        // "If certain kinds of errors occur within a transaction, the transaction may or may not be rolled back
+        // automatically." Only roll back when one is still open.
+        if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+    }
+
+    /// Asks a long-running statement on this connection to stop (safe from another thread).
+    public func interrupt() { sqlite3_interrupt(handle) }
+
+    // MARK: Errors
+
+    func error(_ rc: Int32, sql: String?) -> StoreError {
+        let extended = sqlite3_extended_errcode(handle)
+        let code = (extended & 0xff) == (rc & 0xff) ? extended : rc
+        return StoreError(extendedCode: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+}

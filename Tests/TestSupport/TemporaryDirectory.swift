@@ -1,0 +1,17 @@
+import Foundation
+
+/// A fresh directory under the system temp folder, removed when released.
+public final class TemporaryDirectory: @unchecked Sendable {
+    public let path: String
+
+    public init(_ label: String = "bj") {
+        let base = NSTemporaryDirectory() + "\(label)-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        path = base
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// `name` inside this directory.
+    public func file(_ name: String) -> String { path + "/" + name }
+}
