@@ -1,0 +1,50 @@
+import Foundation
+import Runner
+
+/// Runs commands and job passes inside the test process, against a store in a temporary folder,
+/// capturing stdout and log lines. Faster than a process; use `JobProcess` for signals and concurrency.
+public final class InProcessJob: @unchecked Sendable {
+    public let directory: TemporaryDirectory
+    public let catalog: Catalog
+    public var storePath: String { directory.file("store.sqlite") }
+    public var environment: [String: String]
+    private let logLock = NSLock()
+    private var logLines: [String] = []
+
+    public init(modules: [Module], environment: [String: String] = [:]) {
+        directory = TemporaryDirectory("inproc")
+        catalog = Catalog(modules: modules)
+        self.environment = environment
+    }
+
+    /// Log lines written so far.
+    public var logs: [String] { logLock.lock(); defer { logLock.unlock() }; return logLines }
+
+    /// An invocation over this store at `now`, capturing output into `output`.
+    public func invocation(now: Date? = nil, json: Bool = false, output: BufferedOutput = BufferedOutput(), stdin: [UInt8] = [],
+                           metricsDirectory: String? = nil) -> Invocation {
+        Invocation(storePath: storePath, clock: now.map(Clock.fixed) ?? .system, jsonOutput: json, logFormat: .text, logLevel: .debug,
+                   metricsDirectory: metricsDirectory, environment: environment, output: output,
+                   logSink: { [weak self] line in
+                       guard let self else { return }
+                       self.logLock.lock(); self.logLines.append(line); self.logLock.unlock()
+                   },
+                   readInput: { stdin })
+    }
+
+    /// Runs one pass of the job named `name` and returns its report and stdout.
+    public func pass(_ name: String, _ tokens: [String] = [], now: Date? = nil, json: Bool = false) throws -> (report: PassRunner.Report, output: String) {
+        guard let job = catalog.job(named: name) else { throw TestFailure("no job named \(name)") }
+        let output = BufferedOutput()
+        let invocation = invocation(now: now, json: json, output: output)
+        let runner = PassRunner(catalog: catalog, invocation: invocation)
+        let options = job.options + [OptionSpec.flag("--dry-run", "")]
+        let arguments = try Arguments(parsing: tokens, options: options, positionals: [], commandName: name)
+        let database = try invocation.openStore(catalog)
+        let report = runner.pass(job, database: database, arguments: arguments, logger: invocation.logger(for: name))
+        return (report, output.text)
+    }
+
+    /// Opens the store (migrated) for direct inspection.
+    public func database() throws -> Database { try invocation().openStore(catalog) }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Runs the built `job` executable as a real process, for end-to-end tests.
+public struct JobProcess {
+    /// What a finished process left behind.
+    public struct Result: Sendable {
+        public let exitCode: Int32
+        public let stdout: String
+        public let stderr: String
+        /// stdout parsed as JSON (for `--json` runs).
+        public func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
+        public func jsonObject() throws -> [String: Any] {
+            guard let object = try json() as? [String: Any] else { throw TestFailure("stdout is not a JSON object: \(stdout)") }
+            return object
+        }
+    }
+
+    /// The `job` binary beside the test bundle (`swift test` builds it because the test target depends on it).
+    public static var executablePath: String {
+        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundleDirectory, bundleDirectory.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("job").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        let selfExe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        return URL(fileURLWithPath: selfExe).deletingLastPathComponent().appendingPathComponent("job").path
+    }
+
+    /// A minimal environment: no inherited configuration leaks into a test (HOME points at `home`).
+    public static func environment(home: String, _ extra: [String: String] = [:]) -> [String: String] {
+        var env = ["HOME": home, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LANG": "C.UTF-8"]
+        for (key, value) in extra { env[key] = value }
+        return env
+    }
+
+    /// Runs `job arguments…` to completion (killed after `timeout` seconds) and returns its exit code and output.
+    @discardableResult
+    public static func run(_ arguments: [String], environment: [String: String], stdin: String? = nil, timeout: TimeInterval = 60) throws -> Result {
+        let running = try start(arguments, environment: environment, stdin: stdin)
+        return try running.wait(timeout: timeout)
+    }
+
+    /// Starts `job arguments…` and returns at once.
+    public static func start(_ arguments: [String], environment: [String: String], stdin: String? = nil) throws -> Running {
+        try Running(executable: executablePath, arguments: arguments, environment: environment, stdin: stdin)
+    }
+
+    /// A process started by `start`: signal it, wait for it.
+    public final class Running: @unchecked Sendable {
+        public let process = Process()
+        private let outFile: String
+        private let errFile: String
+
+        init(executable: String, arguments: [String], environment: [String: String], stdin: String?) throws {
+            // Output goes to files, not pipes: a chatty child can never block on a full pipe while we wait.
+            let base = NSTemporaryDirectory() + "jobproc-\(UUID().uuidString)"
+            outFile = base + ".out"
+            errFile = base + ".err"
+            FileManager.default.createFile(atPath: outFile, contents: nil)
+            FileManager.default.createFile(atPath: errFile, contents: nil)
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.environment = environment
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile))
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errFile))
+            if let stdin {
+                let pipe = Pipe()
+                process.standardInput = pipe
+                try process.run()
+                pipe.fileHandleForWriting.write(Data(stdin.utf8))
+                try pipe.fileHandleForWriting.close()
+            } else {
+                process.standardInput = FileHandle.nullDevice
+                try process.run()
+            }
+        }
+
+        public var pid: Int32 { process.processIdentifier }
+
+        /// Sends `signal` (SIGTERM, SIGKILL…).
+        public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+        /// Output written so far.
+        public var stdoutSoFar: String { (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? "" }
+        public var stderrSoFar: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
+
+        /// Waits for exit (SIGKILL after `timeout`) and collects the output.
+        public func wait(timeout: TimeInterval = 60) throws -> Result {
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning && Date() < deadline { usleep(5_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                throw TestFailure("job \(process.arguments ?? []) did not finish within \(timeout) s; stderr: \(stderrSoFar)")
+            }
+            process.waitUntilExit()
+            defer {
+                try? FileManager.default.removeItem(atPath: outFile)
+                try? FileManager.default.removeItem(atPath: errFile)
+            }
+            let code = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+            return Result(exitCode: code, stdout: stdoutSoFar, stderr: stderrSoFar)
+        }
+    }
+}
+
+/// A failure raised by test helpers, with a message.
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
