@@ -60,7 +60,8 @@ public final class Database {
 
     private func configure(_ options: Options) throws {
         // "This routine sets a busy handler that sleeps for a specified amount of time when a table is locked."
-        sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
+        // Ours polls every 2 ms instead of backing off to 100 ms, so no writer starves behind batched passes.
+        shim_sqlite3_fair_busy_timeout(handle, options.busyTimeoutMilliseconds)
         // Reading the schema first makes a file that is not a database fail here, before any pragma writes:
         // "SQLITE_NOTADB: the file being opened does not appear to be an SQLite database file."
         if !options.readOnly {
