@@ -18,7 +18,7 @@ public struct CommandLineApp {
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
     public func run(arguments: [String], environment: [String: String], output: TextOutput = StandardOutput(),
-                    errorOutput: @escaping (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) -> ExitCode {
+                    errorOutput: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) -> ExitCode {
         do {
             let globals = try GlobalOptions(parsing: arguments)
             let words = globals.rest
@@ -35,7 +35,7 @@ public struct CommandLineApp {
                 output.write(try help.text(for: words.filter { !$0.hasPrefix("-") }))
                 return .success
             }
-            let invocation = try globals.invocation(environment: environment, output: output)
+            let invocation = try globals.invocation(environment: environment, output: output, errorOutput: errorOutput)
             let tokens = Array(words.dropFirst())
             switch first {
             case "list":

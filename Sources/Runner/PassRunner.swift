@@ -166,7 +166,7 @@ public struct PassRunner {
             }
         }
         if let error {
-            FileHandle.standardError.write(Data("job: \(job) failed: \(error.message)\n".utf8))
+            invocation.errorOutput("job: \(job) failed: \(error.message)\n")
         }
     }
 }
