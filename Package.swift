@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
-        .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport"]),
+        .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),

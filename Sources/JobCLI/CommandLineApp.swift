@@ -14,6 +14,7 @@ public struct CommandLineApp {
         ("status", "last run of each job: outcome, finished at, duration, counts"),
         ("migrate", "create or upgrade the store (every command also does this itself)"),
         ("help", "show help for job or for a command"),
+        ("deployment", "write the systemd units, env example and crontab for the job table (--write DIR)"),
     ]
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
@@ -49,6 +50,18 @@ public struct CommandLineApp {
             case "migrate":
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "migrate")
                 try Builtins.migrate(catalog: catalog, invocation: invocation)
+                return .success
+            case "deployment":
+                let arguments = try Arguments(parsing: tokens, options: [.value("--write", "DIR", "")], positionals: [], commandName: "deployment")
+                let deployment = Deployment(catalog: catalog)
+                if let directory = arguments.value("--write") {
+                    do { try deployment.write(to: directory) } catch {
+                        throw JobError.configuration("deployment-write", "cannot write the deployment files; check the folder exists and is writable")
+                    }
+                    output.write("wrote \(deployment.files().count) files\n")
+                } else {
+                    for file in deployment.files() { output.write("==> \(file.path) <==\n\(file.content)\n") }
+                }
                 return .success
             default:
                 break
