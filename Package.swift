@@ -8,6 +8,7 @@ import PackageDescription
 let package = Package(
     name: "BackgroundJobs",
     products: [
+        .executable(name: "job-bench", targets: ["job-bench"]),
     ],
     targets: [
         // System libraries: module maps over the Debian -dev packages.
@@ -20,6 +21,8 @@ let package = Package(
 
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
+
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
     ],
