@@ -18,7 +18,7 @@ import TestSupport
         let enumerator = FileManager.default.enumerator(atPath: out.path)!
         while let relative = enumerator.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: out.path + "/" + relative, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: out.path + "/" + relative, isDirectory: &isDirectory)
             if !isDirectory.boolValue { files[relative] = try String(contentsOfFile: out.path + "/" + relative, encoding: .utf8) }
         }
         return files
