@@ -22,6 +22,7 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
     ],
     swiftLanguageModes: [.v5]
 )
