@@ -58,11 +58,11 @@ import Testing
         let refusing = try RefusingPort()
         let headers = [("Authorization", "Bearer canary-jwt"), ("X-API-Key", "canary-jwt")]
         let body = Array("{\"device_id\":\"canary-body\"}".utf8)
-        let client = HTTPClient(options: .init(connectTimeout: 1, totalTimeout: 1, maxResponseBodyBytes: 10))
+        let client = HTTPClient(options: .init(connectTimeout: 2, totalTimeout: 2, maxResponseBodyBytes: 10))
         var errors: [HTTPError] = []
         for request in [
             HTTPRequest(method: "POST", url: "http://127.0.0.1:\(refusing.port)/canary-path?token=s3cr3t-query-token", headers: headers, body: body),
-            HTTPRequest(method: "POST", url: peer.url(path: "/canary-path?delay=3&token=s3cr3t-query-token"), headers: headers, body: body),
+            HTTPRequest(method: "POST", url: peer.url(path: "/canary-path?delay=6&token=s3cr3t-query-token"), headers: headers, body: body),
             HTTPRequest(method: "POST", url: peer.url(path: "/canary-path?body_size=100&token=s3cr3t-query-token"), headers: headers, body: body),
             HTTPRequest(url: "http://canary-host-part.invalid/canary-path?token=s3cr3t-query-token", headers: headers),
             HTTPRequest(url: "gopher://canary-host-part/canary-path?token=s3cr3t-query-token"),

@@ -62,13 +62,13 @@ import Testing
         defer { certificates.remove() }
         let peer = try PythonPeer.start("h2_server.py", arguments: ["--tls-cert", certificates.serverCertificate, "--tls-key", certificates.serverKey])
         defer { peer.stop() }
-        let client = HTTPClient(options: .init(totalTimeout: 1, maxResponseBodyBytes: 1000, httpVersion: .http2,
+        let client = HTTPClient(options: .init(totalTimeout: 2, maxResponseBodyBytes: 1000, httpVersion: .http2,
                                                tls: TLSOptions(caFile: certificates.caCertificate)))
         let requests = [
             HTTPRequest(url: peer.url("https", path: "/ok?body=first")),
             HTTPRequest(url: peer.url("https", path: "/gone?status=410&body=%7B%22reason%22%3A%22Unregistered%22%7D")),
             HTTPRequest(url: peer.url("https", path: "/big?body_size=5000")),
-            HTTPRequest(url: peer.url("https", path: "/slow?delay=5")),
+            HTTPRequest(url: peer.url("https", path: "/slow?delay=8")),
             HTTPRequest(url: peer.url("https", path: "/bad"), headers: [("X-Broken", "a\r\nInjected: yes")]),
             HTTPRequest(url: peer.url("https", path: "/ok?body=last")),
         ]
