@@ -84,6 +84,24 @@ import Testing
         #expect(client.batch([]).isEmpty)
     }
 
+    @Test func aCancelledBatchStartsNoFurtherRequestButFinishesTheOneInFlight() throws {
+        let certificates = try TestCertificates.make()
+        defer { certificates.remove() }
+        let peer = try PythonPeer.start("h2_server.py", arguments: ["--tls-cert", certificates.serverCertificate, "--tls-key", certificates.serverKey])
+        defer { peer.stop() }
+        let client = HTTPClient(options: .init(httpVersion: .http2, tls: TLSOptions(caFile: certificates.caCertificate)))
+        let requests = [HTTPRequest(url: peer.url("https", path: "/first?delay=0.8&body=finished"))]
+            + (1..<5).map { HTTPRequest(url: peer.url("https", path: "/later?body=\($0)")) }
+        let cancelAt = Date().addingTimeInterval(0.3)
+        // One stream at a time: the first request is in flight when cancellation arrives.
+        let results = client.batch(requests, maxConcurrentStreams: 1, isCancelled: { Date() >= cancelAt })
+        #expect((try? results[0].get().bodyText) == "finished")
+        for result in results.dropFirst() {
+            #expect(throws: HTTPError.cancelled) { try result.get() }
+        }
+        #expect(client.batch(requests, isCancelled: { true }).allSatisfy { (try? $0.get()) == nil })
+    }
+
     @Test func anH2CBatchAnswersEveryRequest() throws {
         let peer = try PythonPeer.start("h2_server.py", arguments: ["--h2c"])
         defer { peer.stop() }
