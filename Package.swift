@@ -36,6 +36,7 @@ let package = Package(
         .executableTarget(name: "job-bench", dependencies: ["Cryptography"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
     ],
     swiftLanguageModes: [.v5]
 )
