@@ -10,6 +10,6 @@ public enum RelayModule {
     public static let module = Module(
         name: "relay",
         migrations: RelayMigrations.all,
-        jobs: [CleanTokensJob()],
+        jobs: [SendWakeupsJob(), CleanTokensJob()],
         commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand()])
 }
