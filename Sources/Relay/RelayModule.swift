@@ -10,6 +10,6 @@ public enum RelayModule {
     public static let module = Module(
         name: "relay",
         migrations: RelayMigrations.all,
-        jobs: [SendWakeupsJob(), CleanTokensJob()],
+        jobs: [RetriggerStaleJob(), SendWakeupsJob(), CleanTokensJob()],
         commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand()])
 }
