@@ -11,5 +11,6 @@ public enum RelayModule {
         name: "relay",
         migrations: RelayMigrations.all,
         jobs: [RetriggerStaleJob(), SendWakeupsJob(), CleanTokensJob()],
-        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand()])
+        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(),
+                   DoctorCommand(checks: HelperPreflight.checks)])
 }

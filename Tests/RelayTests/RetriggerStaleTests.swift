@@ -157,6 +157,39 @@ import TestSupport
                                            "SYNCTHING_API_KEY": home.syncthing.apiKey, "SYNCTHING_API_URL": home.syncthing.guiURL])
         #expect(try h.pass("retrigger-stale", now: t0).result.counts["triggered"] == 1)
     }
+
+    @Test func doctorReportsEachFailedCheckWithoutIdentifiers() throws {
+        try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
+        let home = try Homeserver()
+        defer { home.syncthing.stop() }
+        let relay = try RelayStandIn(healthStatus: 200, healthBody: ["status": "degraded"])
+        defer { relay.stop() }
+
+        // The peer never connects and the relay is unhealthy: those two fail, exit 69; the rest pass.
+        let h = RelayHarness(environment: home.environment(relay: relay.url))
+        let failed = #expect(throws: JobError.self) { try h.command(["doctor"], now: t0) }
+        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 9 checks failed")
+        let text = h.everything
+        #expect(text.contains("FAIL  relay-health") && text.contains("FAIL  peer-connected") && text.contains("ok    folder-shared: 1 folder(s) shared"), "\(text)")
+        #expect(text.contains("skip  trigger: not sent"))
+
+        // A refused key: the key check fails (78) and the checks that need it are skipped.
+        let wrongKey = RelayHarness(environment: home.environment(relay: relay.url, ["SYNCTHING_API_KEY": "wrong-key"]))
+        let refused = #expect(throws: JobError.self) { try wrongKey.command(["doctor"], now: t0) }
+        #expect(refused?.exitCode == .configuration)
+        #expect(wrongKey.everything.contains("FAIL  syncthing-key") && wrongKey.everything.contains("skip  device-id"))
+
+        // Nothing configured at all: a clear report, exit 78.
+        let empty = RelayHarness(environment: ["HOME": home.directory.file("empty")])
+        let unconfigured = #expect(throws: JobError.self) { try empty.command(["doctor"], now: t0) }
+        #expect(unconfigured?.exitCode == .configuration)
+        #expect(empty.everything.contains("FAIL  relay-url: RELAY_URL is not set"))
+
+        #expect(relay.triggers.isEmpty)
+        for secret in [home.syncthing.deviceID, home.peerID, home.syncthing.apiKey, relay.url, "127.0.0.1", home.directory.path, "vault-1", "wrong-key"] {
+            #expect(!h.everything.contains(secret) && !wrongKey.everything.contains(secret), "\(secret)")
+        }
+    }
 }
 
 /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).

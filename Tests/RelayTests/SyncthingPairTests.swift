@@ -37,11 +37,21 @@ import TestSupport
         defer { relay.stop() }
         let h = RelayHarness(environment: ["HOME": directory.path, "STHOMEDIR": a.home, "RELAY_URL": relay.url])
 
+        // job doctor: every preflight check passes; it sends a trigger only with --send-trigger.
+        let report = try h.command(["doctor"], now: t0, json: true)
+        let checks = try #require((try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any])?["checks"] as? [[String: Any]])
+        #expect(checks.map { $0["status"] as? String } == ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "skip"], "\(report)")
+        #expect(relay.triggers.isEmpty)
+        let sending = try h.command(["doctor"], ["--send-trigger"], now: t0)
+        #expect(sending.contains("ok    trigger: the relay accepted the trigger (202)"), "\(sending)")
+        #expect(relay.triggers.count == 1)
+        try relay.script(trigger: [.init(status: 202)])
+
         // In sync: checked over pinned https, nothing sent.
         let inSync = try h.pass("retrigger-stale", now: t0)
         #expect(inSync.exitCode == .success, "\(inSync.error?.message ?? "")")
         #expect(inSync.result.counts["peers_checked"] == 1 && inSync.result.counts["peers_behind"] == 0 && inSync.result.counts["triggered"] == 0)
-        #expect(relay.triggers.isEmpty)
+        #expect(relay.triggers.count == 1)
 
         // B pauses the folder, A gets a new file: B now needs data → exactly one trigger with A's Device ID.
         try b.setFolder("vault", paused: true)
@@ -52,8 +62,8 @@ import TestSupport
         }
         let behind = try h.pass("retrigger-stale", now: t0.addingTimeInterval(1))
         #expect(behind.result.counts["peers_behind"] == 1 && behind.result.counts["triggered"] == 1)
-        #expect(relay.triggers.count == 1)
-        #expect((relay.triggers.first?["body"] as? [String: Any])?["device_id"] as? String == a.deviceID)
+        #expect(relay.triggers.count == 2)
+        #expect((relay.triggers.last?["body"] as? [String: Any])?["device_id"] as? String == a.deviceID)
 
         // A paused device is skipped, even though it still needs data.
         try a.setDevice(b.deviceID, paused: true)
@@ -68,14 +78,14 @@ import TestSupport
         #expect(pausedFolder.exitCode == .success, "\(pausedFolder.error?.message ?? "")")
         #expect(pausedFolder.result.counts["paused_folders"] == 1 && pausedFolder.result.counts["folders_checked"] == 0)
         #expect(pausedFolder.result.counts["triggered"] == 0)
-        #expect(relay.triggers.count == 1)
+        #expect(relay.triggers.count == 2)
         try a.setFolder("vault", paused: false)
 
         // Still behind once both are unpaused on A: the cadence has elapsed, so it triggers again.
         try a.wait(timeout: 60, "A to reconnect to B") { try a.isConnected(to: b.deviceID) }
         try a.wait(timeout: 30, "the need to show again") { (try a.completion(of: b.deviceID, folder: "vault")["needItems"] as? Int ?? 0) > 0 }
         #expect(try h.pass("retrigger-stale", now: t0.addingTimeInterval(cadence + 3)).result.counts["triggered"] == 1)
-        #expect(relay.triggers.count == 2)
+        #expect(relay.triggers.count == 3)
 
         // B resumes and catches up: back in sync, the helper stops sending.
         try b.setFolder("vault", paused: false)
@@ -85,7 +95,7 @@ import TestSupport
         }
         let caughtUp = try h.pass("retrigger-stale", now: t0.addingTimeInterval(3 * cadence))
         #expect(caughtUp.result.counts["peers_behind"] == 0 && caughtUp.result.counts["triggered"] == 0)
-        #expect(relay.triggers.count == 2)
+        #expect(relay.triggers.count == 3)
 
         // The pin is real: A's config.xml beside another certificate (B's) fails TLS, exit 69.
         let elsewhere = directory.file("copy")
