@@ -35,6 +35,7 @@ let package = Package(
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
     ],
     swiftLanguageModes: [.v5]
 )

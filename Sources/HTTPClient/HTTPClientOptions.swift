@@ -12,6 +12,9 @@ public enum HTTPVersion: Sendable, Equatable {
     /// HTTP/2 over TLS when the server offers it (ALPN `h2`), HTTP/1.1 otherwise (and for `http://`).
     case http2OrHTTP1_1
     /// HTTP/2 without negotiation (h2c prior knowledge over plain TCP; over TLS, h2 without ALPN fallback).
+    /// Meant for tests and private h2c endpoints. With libcurl older than 8.0.0 (Debian 12 ships 7.88.1) a
+    /// reused prior-knowledge connection fails (curl issue #10634), so there every transfer gets its own
+    /// connection and a `batch` is neither multiplexed nor concurrent.
     case http2PriorKnowledge
 }
 
