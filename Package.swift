@@ -34,7 +34,7 @@ let package = Package(
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Relay", "Runner", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),

@@ -31,9 +31,7 @@ enum ProviderToken {
     static func mint(_ config: APNsConfiguration, issuedAt: Int64) throws -> String {
         let header = "{\"alg\":\"ES256\",\"kid\":\(JSON.quote(config.keyID))}"
         let claims = "{\"iss\":\(JSON.quote(config.teamID)),\"iat\":\(issuedAt)}"
-        let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
-        let signature = try config.key.signature(for: Array(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature)
+        return try JWT.encode(headerJSON: Array(header.utf8), payloadJSON: Array(claims.utf8)) { try config.key.signature(for: $0) }
     }
 
     /// The cached token and its mint time when it was made with this configuration's key.
