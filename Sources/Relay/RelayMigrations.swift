@@ -32,7 +32,6 @@ enum RelayMigrations {
                 retry_due INTEGER NOT NULL DEFAULT 0 CHECK (retry_due IN (0, 1)),
                 UNIQUE (device_id, token_index)
             ) STRICT;
-            CREATE INDEX relay_tokens_by_index ON relay_tokens (token_index);
             CREATE INDEX relay_tokens_retry ON relay_tokens (device_id) WHERE retry_due = 1;
             CREATE INDEX relay_tokens_invalid ON relay_tokens (id)
                 WHERE result_reason IN ('BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered', 'ExpiredToken');

@@ -41,16 +41,19 @@ struct SendWakeupsJob: Job {
 
         // 1. The work: due devices (their triggers are consumed) and tokens awaiting a retry.
         let (dueDevices, rows) = try db.read { db -> ([Int64], [(Int64, [UInt8], String)]) in
+            let window = now - WakeupDebounce.windowMilliseconds
             let devices: [Int64] = try db.query("SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass)",
-                                                [now - WakeupDebounce.windowMilliseconds]).map { try $0.get(0) }
+                                                [window]).map { try $0.get(0) }
             var rows: [(Int64, [UInt8], String)] = []
             var seen = Set<Int64>()
-            for device in devices {
-                for row in try db.query("SELECT id, token_sealed, environment FROM relay_tokens WHERE device_id = ?", [device]) {
-                    let id: Int64 = try row.get(0)
-                    seen.insert(id)
-                    rows.append((id, try row.get(1), try row.get(2)))
-                }
+            try db.forEachRow("""
+                SELECT id, token_sealed, environment FROM relay_tokens WHERE device_id IN (
+                    SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass))
+                ORDER BY id
+                """, [window]) { row in
+                let id: Int64 = try row.get(0)
+                seen.insert(id)
+                rows.append((id, try row.get(1), try row.get(2)))
             }
             for row in try db.query("SELECT id, token_sealed, environment FROM relay_tokens WHERE retry_due = 1") {
                 let id: Int64 = try row.get(0)
