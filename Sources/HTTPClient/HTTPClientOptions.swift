@@ -80,6 +80,7 @@ extension HTTPClient {
     /// Client-wide settings; every request sent by one client uses them.
     public struct Options: Sendable, Equatable {
         /// Longest time for name resolution plus TCP connect plus TLS handshake (seconds).
+        /// Timeouts are always bounded: zero or negative values mean 1 ms, never "no timeout".
         public var connectTimeout: Double
         /// Longest time for a whole transfer, connect included (seconds). In a batch it runs per request
         /// from the moment the request is handed to libcurl.

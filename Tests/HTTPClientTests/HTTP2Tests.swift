@@ -62,13 +62,13 @@ import Testing
         defer { certificates.remove() }
         let peer = try PythonPeer.start("h2_server.py", arguments: ["--tls-cert", certificates.serverCertificate, "--tls-key", certificates.serverKey])
         defer { peer.stop() }
-        let client = HTTPClient(options: .init(totalTimeout: 1, maxResponseBodyBytes: 1000, httpVersion: .http2,
+        let client = HTTPClient(options: .init(totalTimeout: 2, maxResponseBodyBytes: 1000, httpVersion: .http2,
                                                tls: TLSOptions(caFile: certificates.caCertificate)))
         let requests = [
             HTTPRequest(url: peer.url("https", path: "/ok?body=first")),
             HTTPRequest(url: peer.url("https", path: "/gone?status=410&body=%7B%22reason%22%3A%22Unregistered%22%7D")),
             HTTPRequest(url: peer.url("https", path: "/big?body_size=5000")),
-            HTTPRequest(url: peer.url("https", path: "/slow?delay=5")),
+            HTTPRequest(url: peer.url("https", path: "/slow?delay=8")),
             HTTPRequest(url: peer.url("https", path: "/bad"), headers: [("X-Broken", "a\r\nInjected: yes")]),
             HTTPRequest(url: peer.url("https", path: "/ok?body=last")),
         ]
@@ -82,6 +82,24 @@ import Testing
         #expect(throws: HTTPError.invalidRequest(.invalidHeader)) { try results[4].get() }
         #expect((try? results[5].get().bodyText) == "last")
         #expect(client.batch([]).isEmpty)
+    }
+
+    @Test func aCancelledBatchStartsNoFurtherRequestButFinishesTheOneInFlight() throws {
+        let certificates = try TestCertificates.make()
+        defer { certificates.remove() }
+        let peer = try PythonPeer.start("h2_server.py", arguments: ["--tls-cert", certificates.serverCertificate, "--tls-key", certificates.serverKey])
+        defer { peer.stop() }
+        let client = HTTPClient(options: .init(httpVersion: .http2, tls: TLSOptions(caFile: certificates.caCertificate)))
+        let requests = [HTTPRequest(url: peer.url("https", path: "/first?delay=0.8&body=finished"))]
+            + (1..<5).map { HTTPRequest(url: peer.url("https", path: "/later?body=\($0)")) }
+        let cancelAt = Date().addingTimeInterval(0.3)
+        // One stream at a time: the first request is in flight when cancellation arrives.
+        let results = client.batch(requests, maxConcurrentStreams: 1, isCancelled: { Date() >= cancelAt })
+        #expect((try? results[0].get().bodyText) == "finished")
+        for result in results.dropFirst() {
+            #expect(throws: HTTPError.cancelled) { try result.get() }
+        }
+        #expect(client.batch(requests, isCancelled: { true }).allSatisfy { (try? $0.get()) == nil })
     }
 
     @Test func anH2CBatchAnswersEveryRequest() throws {

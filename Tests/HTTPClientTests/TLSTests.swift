@@ -80,6 +80,22 @@ import Testing
         #expect(sendError(unreadable, HTTPRequest(url: "https://127.0.0.1:9/")) == .invalidRequest(.unusablePin))
     }
 
+    @Test func aClientCertificateIsPresentedWhenTheServerRequiresOne() throws {
+        let certificates = try TestCertificates.make()
+        defer { certificates.remove() }
+        let peer = try PythonPeer.start("http1_server.py", arguments: ["--tls-cert", certificates.serverCertificate, "--tls-key", certificates.serverKey,
+                                                                       "--client-ca", certificates.caCertificate])
+        defer { peer.stop() }
+        let request = HTTPRequest(url: peer.url("https", path: "/mtls?body=hello"))
+        let withCertificate = HTTPClient(options: .init(tls: TLSOptions(caFile: certificates.caCertificate, clientCertificateFile: certificates.clientCertificate,
+                                                                        clientKeyFile: certificates.clientKey)))
+        #expect(try withCertificate.send(request).bodyText == "hello")
+        let without = HTTPClient(options: .init(tls: TLSOptions(caFile: certificates.caCertificate)))
+        // TLS 1.3 rejects the missing certificate after the client's handshake is done, so libcurl reports
+        // a send or receive failure (curl 55/56, kind .other) rather than a handshake error.
+        #expect(sendError(without, request)?.transportKind != nil)
+    }
+
     @Test func requiredHTTP2FailsAgainstAnHTTP1OnlyServerAndFallbackSucceeds() throws {
         let certificates = try TestCertificates.make()
         defer { certificates.remove() }

@@ -5,6 +5,7 @@ import Foundation
 ///
 /// - `caCertificate`: a self-signed test CA.
 /// - `serverCertificate`/`serverKey`: issued by that CA to 127.0.0.1 and localhost (SAN).
+/// - `clientCertificate`/`clientKey`: issued by that CA for TLS client authentication.
 /// - `untrustedCertificate`/`untrustedKey`: self-signed for 127.0.0.1 and localhost; nobody trusts it.
 /// - `foreignNameCertificate`/`foreignNameKey`: self-signed, issued only to `syncthing.invalid`, like
 ///   Syncthing's GUI certificate that names the machine rather than the address used to reach it.
@@ -23,6 +24,8 @@ struct TestCertificates: Sendable {
     var caCertificate: String { path("ca.pem") }
     var serverCertificate: String { path("server.pem") }
     var serverKey: String { path("server.key") }
+    var clientCertificate: String { path("client.pem") }
+    var clientKey: String { path("client.key") }
     var untrustedCertificate: String { path("untrusted.pem") }
     var untrustedKey: String { path("untrusted.key") }
     var foreignNameCertificate: String { path("foreign.pem") }
@@ -64,6 +67,16 @@ struct TestCertificates: Sendable {
             """.utf8).write(to: directory.appendingPathComponent("server.ext"))
         try run(["x509", "-req", "-in", path("server.csr"), "-CA", caCertificate, "-CAkey", path("ca.key"),
                  "-set_serial", "2", "-days", "2", "-out", serverCertificate, "-extfile", path("server.ext")])
+        try run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                 "-keyout", clientKey, "-out", path("client.csr"), "-subj", "/CN=test client"])
+        try Data("""
+            basicConstraints=CA:FALSE
+            keyUsage=critical,digitalSignature
+            extendedKeyUsage=clientAuth
+
+            """.utf8).write(to: directory.appendingPathComponent("client.ext"))
+        try run(["x509", "-req", "-in", path("client.csr"), "-CA", caCertificate, "-CAkey", path("ca.key"),
+                 "-set_serial", "3", "-days", "2", "-out", clientCertificate, "-extfile", path("client.ext")])
         try run(["req", "-x509"] + key + ["-keyout", untrustedKey, "-out", untrustedCertificate, "-subj", "/CN=127.0.0.1",
                  "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
         try run(["req", "-x509"] + key + ["-keyout", foreignNameKey, "-out", foreignNameCertificate, "-subj", "/CN=syncthing",

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """Scriptable HTTP/1.1 test server (optionally over TLS).
 
-    /usr/bin/python3 http1_server.py [--routes FILE] [--tls-cert PEM --tls-key PEM] [--lifetime S]
+    /usr/bin/python3 http1_server.py [--routes FILE] [--tls-cert PEM --tls-key PEM [--client-ca PEM]]
+                                     [--lifetime S]
 
 Listens on 127.0.0.1, port chosen by the OS, prints "PORT <n>". Responses are scripted per
 request with query parameters or per path with a routes file: see peerlib.py. With --tls-cert
-and --tls-key it speaks HTTPS and offers ALPN "http/1.1" only (never h2). The TLS handshake runs
+and --tls-key it speaks HTTPS and offers ALPN "http/1.1" only (never h2); --client-ca makes
+it require a client certificate issued by that CA (mutual TLS). The TLS handshake runs
 in the connection's own thread, so a client that never finishes it blocks nobody else.
 Stops on SIGTERM/SIGINT or when stdin closes.
 """
@@ -81,6 +83,7 @@ def main():
     parser.add_argument("--routes")
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
+    parser.add_argument("--client-ca")
     parser.add_argument("--lifetime", type=float, default=600)
     args = parser.parse_args()
 
@@ -90,6 +93,9 @@ def main():
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.tls_cert, args.tls_key)
         context.set_alpn_protocols(["http/1.1"])
+        if args.client_ca:
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.load_verify_locations(args.client_ca)
         server.tls_context = context
     signal.signal(signal.SIGTERM, lambda *_: peerlib.exit_now())
     peerlib.exit_with_parent(args.lifetime)
