@@ -81,7 +81,8 @@ struct SendWakeupsJob: Job {
         counts["provider_token_minted"] = provider.minted ? 1 : 0
         let client = HTTPClient(options: HTTPClient.Options(connectTimeout: 10, totalTimeout: 60, maxResponseBodyBytes: 4096,
                                                            httpVersion: .http2, tls: TLSOptions(caFile: config.caFile)))
-        var results = send(targets, jwt: provider.jwt, config: config, client: client, now: now, logger: context.logger)
+        let isCancelled = { (try? context.checkCancellation()) == nil }
+        var results = send(targets, jwt: provider.jwt, config: config, client: client, now: now, logger: context.logger, isCancelled: isCancelled)
 
         let expired = results.indices.filter { results[$0].action == .remintProviderToken }
         if !expired.isEmpty {
@@ -90,13 +91,15 @@ struct SendWakeupsJob: Job {
                 provider = renewed
                 counts["provider_token_reminted"] = 1
                 context.logger.info("apns.provider_token_reminted", ["pushes": .int(expired.count)])
-                let again = send(expired.map { targets[$0] }, jwt: provider.jwt, config: config, client: client, now: now, logger: context.logger)
+                let again = send(expired.map { targets[$0] }, jwt: provider.jwt, config: config, client: client, now: now, logger: context.logger,
+                                 isCancelled: isCancelled)
                 for (offset, index) in expired.enumerated() { results[index] = again[offset] }
             } else {
                 context.logger.warn("apns.provider_token_remint_deferred", ["pushes": .int(expired.count)])
             }
         }
 
+        try context.checkCancellation()
         // 3. Record each token's answer and consume the devices' triggers, in bounded transactions.
         for start in stride(from: 0, to: targets.count, by: Self.batchSize) {
             try context.checkCancellation()
@@ -150,14 +153,17 @@ struct SendWakeupsJob: Job {
     }
 
     /// Sends `targets` (grouped by environment, one multiplexed connection each); results in `targets` order.
-    private func send(_ targets: [Target], jwt: String, config: APNsConfiguration, client: HTTPClient, now: Int64, logger: Logger) -> [APNsPush.Result] {
+    private func send(_ targets: [Target], jwt: String, config: APNsConfiguration, client: HTTPClient, now: Int64, logger: Logger,
+                      isCancelled: @escaping () -> Bool) -> [APNsPush.Result] {
         var results = [APNsPush.Result?](repeating: nil, count: targets.count)
         for environment in APNsEnvironment.allCases {
             let indices = targets.indices.filter { targets[$0].environment == environment }
             guard !indices.isEmpty else { continue }
             let base = config.baseURL(for: environment)
             let requests = indices.map { APNsPush.request(baseURL: base, token: targets[$0].token, jwt: jwt, topic: config.topic, nowMilliseconds: now) }
-            let outcome = client.batchWithStatistics(requests, maxConcurrentStreams: Self.maxConcurrentStreams)
+            // SIGTERM stops handing out new pushes; the pass then ends with 75 before recording, and the next
+            // pass sends these Device IDs again (at-least-once).
+            let outcome = client.batchWithStatistics(requests, maxConcurrentStreams: Self.maxConcurrentStreams, isCancelled: isCancelled)
             for (offset, index) in indices.enumerated() { results[index] = APNsPush.result(outcome.results[offset]) }
             logger.info("apns.batch", ["environment": .of(environment), "pushes": .int(indices.count), "connections": .int(outcome.connectionsOpened)])
         }
