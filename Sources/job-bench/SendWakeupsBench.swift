@@ -47,7 +47,7 @@ enum SendWakeupsBench {
         standIn.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: portFile))
         standIn.standardError = FileHandle.standardError
         try standIn.run()
-        defer { if standIn.isRunning { kill(standIn.processIdentifier, SIGTERM); standIn.waitUntilExit() } }
+        defer { if standIn.isRunning { kill(standIn.processIdentifier, SIGKILL); standIn.waitUntilExit() } }
         var port: Int?
         let deadline = Date().addingTimeInterval(15)
         while port == nil && Date() < deadline {

@@ -40,12 +40,12 @@ final class PeerProcess: @unchecked Sendable {
 
     var stderr: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
 
+    /// Kills the peer (SIGKILL: a stand-in holds nothing worth a clean shutdown, and a test process may
+    /// hand its children a blocked SIGTERM) and reaps it.
     func stop() {
         if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            let deadline = Date().addingTimeInterval(3)
-            while process.isRunning && Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
         }
     }
 
