@@ -25,7 +25,8 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
-        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner"]),
+        .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Relay"]),
 
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
@@ -33,9 +34,10 @@ let package = Package(
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Relay", "Runner", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
     ],
     swiftLanguageModes: [.v5]

@@ -3,6 +3,8 @@
 let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "crypto": CryptoBench.run,
     "startup": StartupBench.run,
+    "send-wakeups": SendWakeupsBench.run,
+    "clean-tokens": CleanTokensBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).
