@@ -16,7 +16,8 @@ struct PeerRecord: Equatable {
 
     func serialized() -> [UInt8] {
         var out: [UInt8] = [1] + peerID + noiseKey + signingKey
-        if let capabilities { out.append(1); out.appendBigEndian(capabilities.rawValue) } else { out.append(0) }
+        out.append(capabilities == nil ? 0 : 1)
+        out.appendBigEndian(capabilities?.rawValue ?? 0)
         out.appendBigEndian(UInt64(bitPattern: announcedAt))
         return out + Array(nickname.utf8)
     }
