@@ -10,6 +10,8 @@ final class MeshLab {
     /// Emulated time in Unix ms.
     var clock: Int64 = 1_790_000_000_000
     private(set) var peerIDs: [String: String] = [:]
+    /// Everything every process wrote to stderr (logs and error lines), for the privacy checks.
+    private(set) var stderrLog = ""
 
     func store(_ node: String) -> String { directory.file("\(node).sqlite") }
     func mediaFolder(_ node: String) -> String { store(node) + ".media" }
@@ -22,6 +24,7 @@ final class MeshLab {
         var full = ["--store", store(node), "--now", nowArgument]
         if json { full.append("--json") }
         let result = try JobProcess.run(full + args, environment: JobProcess.environment(home: directory.path))
+        stderrLog += result.stderr
         guard result.exitCode == expected else {
             throw TestFailure("job \(args.joined(separator: " ")) on \(node) exited \(result.exitCode), expected \(expected); stdout: \(result.stdout.prefix(500)) stderr: \(result.stderr.prefix(500))")
         }
