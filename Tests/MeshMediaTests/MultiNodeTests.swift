@@ -248,6 +248,32 @@ import TestSupport
         #expect(try lab.peer("r", sees: "a")?["session"] as? String == "none")
     }
 
+    @Test func aSourceRoutedSendIsPlannedWithTheRoutedChunkSize() throws {
+        let lab = MeshLab()
+        try lab.initNode("a"); try lab.initNode("r"); try lab.initNode("c")
+        let links = MeshLab.bidirectional([("a", "r"), ("r", "c")])
+        try lab.announceAll(["a", "r", "c"], links: links, rounds: 3)
+        try lab.job("a", ["mesh", "send-file", "--to", lab.id("c"), "--via", lab.id("r"), lab.file("first.bin", MeshLab.random(1_500))])
+        let first = try lab.pump(["a", "r", "c"], links: links, rounds: 14)
+        #expect(first["c"]?["delivered_encrypted"] == 1)
+        // Routed v2 packet with one hop: 16 + 8 + 8 + (1 + 8) + (4 + 1 + 47 + n + 16) = 109 + n bytes, in chunks of
+        // 512 − (16 + 8 + 8 + 9 + 13 + 16) = 442: n = 113,043 is 256 fragments, one byte more is 257. Unrouted, the
+        // same 113,044 bytes are 242 fragments of 469.
+        let fits = MeshLab.random(113_043), over = MeshLab.random(113_044)
+        try lab.job("a", ["mesh", "send-file", "--to", lab.id("c"), "--via", lab.id("r"), lab.file("f.bin", fits)])
+        try lab.job("a", ["mesh", "send-file", "--to", lab.id("c"), "--via", lab.id("r"), lab.file("g.bin", over)])
+        try lab.job("a", ["mesh", "send-file", "--to", lab.id("c"), lab.file("g.bin", over)])
+        let totals = try lab.pump(["a", "r", "c"], links: links, rounds: 3)
+        let sends = try lab.sends("a")
+        #expect(sends[1]["status"] as? String == "sent" && sends[1]["fragments"] as? Int == 256)
+        #expect(sends[2]["status"] as? String == "failed" && sends[2]["fragments"] as? Int == 257)
+        #expect(sends[3]["status"] as? String == "sent" && sends[3]["fragments"] as? Int == 242)
+        #expect(totals["c"]?["delivered_encrypted"] == 2)
+        #expect(lab.delivered("c").count == 3)
+        #expect(lab.delivered("c").values.contains(fits) && lab.delivered("c").values.contains(over))
+        try lab.job("a", ["mesh", "send-file", "--to", lab.id("c"), "--via", "zz", lab.file("h.bin", [1])], exit: 64)
+    }
+
     @Test func threeNodesCarryASignedLegacyFileAndARelayCannotForgeIt() throws {
         let lab = MeshLab()
         try lab.initNode("a"); try lab.initNode("r"); try lab.initNode("c", emulate: "older-client")

@@ -85,9 +85,9 @@ enum CapabilityNames {
 
 /// Parses a peer given on the command line: its 16-hex-digit peer id or 64-hex-digit fingerprint.
 enum PeerArgument {
-    static func parse(_ text: String) throws -> [UInt8] {
+    static func parse(_ text: String, option: String = "--to") throws -> [UInt8] {
         guard let bytes = try? Hex.decode(text.lowercased()), bytes.count == 8 || bytes.count == 32 else {
-            throw JobError.usage("--to needs the peer's id (16 hex digits) or fingerprint (64 hex digits), as job mesh peers lists them")
+            throw JobError.usage("\(option) needs a peer id (16 hex digits) or fingerprint (64 hex digits), as job mesh peers lists them")
         }
         return Array(bytes.prefix(8))
     }

@@ -14,6 +14,7 @@ struct MeshSendFileCommand: Command {
     let options: [OptionSpec] = [
         .value("--to", "PEER", "the peer's id or fingerprint (job mesh peers)"),
         .value("--mime", "TYPE", "the MIME type sent with the file (default application/octet-stream)"),
+        .value("--via", "PEER[,PEER…]", "source-route the file through these relays in order (v2 route; the fragment plan accounts for it)"),
         .flag("--accept-unencrypted", "for this send only: allow the signed but unencrypted legacy form if the peer cannot receive encrypted media"),
     ]
     let positionals = [PositionalSpec("FILE", "the file to send (at most 1 MiB)")]
@@ -26,6 +27,10 @@ struct MeshSendFileCommand: Command {
         let mime = context.arguments.value("--mime") ?? "application/octet-stream"
         guard !mime.isEmpty, mime.utf8.count <= 255 else { throw JobError.usage("--mime needs 1 to 255 bytes") }
         let consent = context.arguments.flag("--accept-unencrypted")
+        let route = try context.arguments.value("--via").map { text in
+            try text.split(separator: ",", omittingEmptySubsequences: false).map { try PeerArgument.parse(String($0), option: "--via") }
+        } ?? []
+        guard route.count <= QueuedFile.maxRouteHops else { throw JobError.usage("--via takes at most \(QueuedFile.maxRouteHops) relays") }
 
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         guard let attributes, (attributes[.type] as? FileAttributeType) == .typeRegular, let size = attributes[.size] as? Int else {
@@ -39,7 +44,7 @@ struct MeshSendFileCommand: Command {
             throw JobError.badInput("file-unreadable", "the file to send could not be read")
         }
         let name = URL(fileURLWithPath: path).lastPathComponent
-        let queued = QueuedFile(peerID: peerID, fileName: name, mimeType: mime, content: [UInt8](data))
+        let queued = QueuedFile(peerID: peerID, fileName: name, mimeType: mime, content: [UInt8](data), route: route)
 
         // The warning comes before anything is stored.
         if consent && !context.jsonOutput { context.print(Self.warning) }

@@ -55,10 +55,11 @@ final class MeshNode {
                                         payload: try announce.encoded()))
     }
 
-    /// A packet directed to `peerID`, v2 when the payload needs a 4-byte length.
-    func directed(_ type: BitchatPacket.MessageType, to peerID: [UInt8], payload: [UInt8]) -> BitchatPacket {
-        BitchatPacket(version: payload.count > Int(UInt16.max) ? 2 : 1, type: type, ttl: Self.defaultTTL, timestamp: timestamp,
-                      senderID: identity.peerID, recipientID: peerID, payload: payload)
+    /// A packet directed to `peerID`; v2 when the payload needs a 4-byte length or a source route is given.
+    func directed(_ type: BitchatPacket.MessageType, to peerID: [UInt8], payload: [UInt8], route: [[UInt8]] = []) -> BitchatPacket {
+        let version: UInt8 = payload.count > Int(UInt16.max) || !route.isEmpty ? 2 : 1
+        return BitchatPacket(version: version, type: type, ttl: Self.defaultTTL, timestamp: timestamp,
+                             senderID: identity.peerID, recipientID: peerID, route: route, payload: payload)
     }
 
     // MARK: The emulated radio

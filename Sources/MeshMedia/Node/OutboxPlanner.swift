@@ -55,7 +55,7 @@ struct OutboxPlanner {
             // Emulation of a prerelease iOS sender only: the 0x09 alias. The node itself never emits it.
             if node.identity.emulation == .prereleaseIOS { plaintext[0] = NoisePayload.privateFileAlias }
             let ciphertext = try transport.encrypt(plaintext)
-            let packet = node.directed(.noiseEncrypted, to: queued.peerID, payload: ciphertext)
+            let packet = node.directed(.noiseEncrypted, to: queued.peerID, payload: ciphertext, route: queued.route)
             guard let fragments = try admit(packet, sendID: sendID) else { return .failed }
             session.phase = .established(transport)
             try node.sessions.save(session, now: node.now)
@@ -63,7 +63,8 @@ struct OutboxPlanner {
             try finish(sendID, status: "sent", form: "encrypted", reason: nil, fragments: fragments)
             return .sentEncrypted
         case .legacy:
-            let packet = try node.signed(node.directed(.fileTransfer, to: queued.peerID, payload: try queued.filePacket.encoded()))
+            let packet = try node.signed(node.directed(.fileTransfer, to: queued.peerID, payload: try queued.filePacket.encoded(),
+                                                       route: queued.route))
             guard let fragments = try admit(packet, sendID: sendID) else { return .failed }
             try node.transmit(packet)
             try finish(sendID, status: "sent", form: "legacy", reason: nil, fragments: fragments)

@@ -7,22 +7,28 @@ struct QueuedFile {
     var fileName: String
     var mimeType: String
     var content: [UInt8]
+    /// Source route (`--via`): the relays' peer ids in order; empty for an unrouted send.
+    var route: [[UInt8]]
 
     static let purpose = "mesh-send"
+    static let maxRouteHops = 8
 
     func serialized() -> [UInt8] {
         var out = peerID
         let name = Array(fileName.utf8.prefix(1024)), mime = Array(mimeType.utf8.prefix(255))
         out.appendBigEndian(UInt16(name.count)); out += name
         out.appendBigEndian(UInt16(mime.count)); out += mime
+        out.append(UInt8(route.count))
+        for hop in route { out += hop }
         return out + content
     }
 
-    init(peerID: [UInt8], fileName: String, mimeType: String, content: [UInt8]) {
+    init(peerID: [UInt8], fileName: String, mimeType: String, content: [UInt8], route: [[UInt8]] = []) {
         self.peerID = peerID
         self.fileName = fileName
         self.mimeType = mimeType
         self.content = content
+        self.route = route
     }
 
     init(serialized bytes: [UInt8]) throws {
@@ -30,6 +36,8 @@ struct QueuedFile {
         peerID = Array(try reader.take(8))
         fileName = String(decoding: try reader.take(Int(try reader.uint16())), as: UTF8.self)
         mimeType = String(decoding: try reader.take(Int(try reader.uint16())), as: UTF8.self)
+        let hops = Int(try reader.byte())
+        route = try (0..<hops).map { _ in Array(try reader.take(8)) }
         content = Array(reader.rest())
     }
 
