@@ -188,6 +188,12 @@ import TestSupport
         lab.clock += 6_000   // b is out of range: no proof within 5 s
         #expect(try lab.pass("a", "media-outbox")["failed"] == 1)
         #expect(try lab.sends("a")[1]["reason"] as? String == "proof-timeout")
+        // b comes back in range: the next send restarts the stale handshake and goes encrypted.
+        _ = try lab.database("a").execute("DELETE FROM mesh_outbox", [])
+        let again = MeshLab.random(400)
+        let totals = try sendAndPump(lab, content: again)
+        #expect(totals["b"]?["delivered_encrypted"] == 1)
+        #expect(lab.delivered("b").values.contains(again))
     }
 
     @Test func thePlanOf256FragmentsIsSentAnd257FailsVisiblyEmittingNothing() throws {

@@ -43,8 +43,10 @@ struct OutboxPlanner {
                 _ = try node.database.execute("UPDATE mesh_sends SET status = 'waiting', reason = ?, waiting_since = ?, updated_at = ? WHERE id = ?",
                                               [SendReason.awaitingProof.rawValue, node.now, node.now, sendID])
             }
-            // Start a handshake unless one is running or the session is up and its proof merely in flight.
-            if session == nil { try node.startHandshake(with: queued.peerID) }
+            // Start a handshake unless one is running or the session is up with its proof in flight; restart one
+            // that has produced no proof within the timeout (the peer lost its half, or a message was lost).
+            let stale = session.map { $0.proof == nil && node.now - $0.startedAt >= proofTimeoutMilliseconds } ?? true
+            if stale { try node.startHandshake(with: queued.peerID) }
             return .waiting
         case .blocked(let reason):
             try finish(sendID, status: "failed", form: nil, reason: SendReason(rawValue: reason.rawValue), fragments: nil)
