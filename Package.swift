@@ -38,7 +38,7 @@ let package = Package(
         .executableTarget(name: "job-bench", dependencies: ["Cryptography", "MeshMedia"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
-        .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"]),
+        .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v5]
 )
