@@ -17,6 +17,11 @@ struct MeshExchangeCommand: Command {
         .value("--to", "STORE", "the neighbour's store file (it must have a mesh node)"),
         .value("--limit", "N", "carry at most N frames (default 100000)"),
     ]
+    let discussion = """
+        The emulated radio link: frames this node put on the air reach the other store's inbox, in order, once per
+        neighbour. Run it in both directions for a two-way link; for A - R - C run A→R and R→C (R relays what is
+        not addressed to it during its media-inbox pass), and the reverse. The other store is never created.
+        """
     static let batchSize = 1000
 
     func run(_ context: JobContext) throws {

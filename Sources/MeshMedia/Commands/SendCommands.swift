@@ -18,6 +18,12 @@ struct MeshSendFileCommand: Command {
         .flag("--accept-unencrypted", "for this send only: allow the signed but unencrypted legacy form if the peer cannot receive encrypted media"),
     ]
     let positionals = [PositionalSpec("FILE", "the file to send (at most 1 MiB)")]
+    let discussion = """
+        media-outbox decides the form when it plans the send: encrypted (Noise 0x20) once the peer proved privateMedia
+        in the current session; the signed legacy fileTransfer only for an unpinned peer and only when this very send
+        carried --accept-unencrypted (the consent is used by this send and never remembered); otherwise the send fails
+        and `job mesh sends` says why. A plan above 256 BLE fragments fails without sending anything.
+        """
 
     static let warning = "warning: if this peer cannot receive encrypted media, this file is sent NOT end-to-end encrypted: mesh relays can see its name and content (signed, so they cannot alter it). This consent applies to this send only."
 
