@@ -41,7 +41,11 @@ import TestSupport
         #expect(try lab.peer("a", sees: "b")?["pinned"] as? Bool == true)
         #expect(try lab.peer("b", sees: "a")?["pinned"] as? Bool == true)
         #expect(try lab.peer("a", sees: "b")?["session_proof"] as? String == "privateMedia")
-        // The legacy form never went on the air: b saw no fileTransfer at all.
+        // Never both forms: nothing a put on the air is, or is a fragment of, a fileTransfer.
+        let frames = try lab.database("a").query("SELECT frame FROM mesh_outbox").map { try BitchatPacket.decode(try $0.get(0, as: [UInt8].self)) }
+        let types = frames.map { $0.messageType == .fragment ? (try? Fragment.decode($0.payload))?.originalType : $0.type }
+        #expect(types.contains(BitchatPacket.MessageType.noiseEncrypted.rawValue))
+        #expect(!types.contains(BitchatPacket.MessageType.fileTransfer.rawValue))
         #expect(totals["b"]?.keys.contains { $0.hasPrefix("rejected") } == false)
     }
 
