@@ -21,7 +21,7 @@ struct OutboxPlanner {
 
     /// Plans send `id` inside the caller's write transaction.
     func plan(sendID: Int64) throws -> Outcome {
-        guard let row = try node.database.queryOne("SELECT sealed, consent, status, waiting_since FROM mesh_sends WHERE id = ?", [sendID]),
+        guard let row = try node.database.queryOne("SELECT sealed, consent, status, waiting_at FROM mesh_sends WHERE id = ?", [sendID]),
               let sealed = try row.get(0, as: [UInt8]?.self) else { return .failed }
         let queued = try QueuedFile(serialized: try node.keyring.open(sealed, purpose: QueuedFile.purpose).copyBytes())
         let consent = try row.get(1, as: Bool.self)
@@ -40,7 +40,7 @@ struct OutboxPlanner {
         switch decision {
         case .wait:
             if waitingSince == nil {
-                _ = try node.database.execute("UPDATE mesh_sends SET status = 'waiting', reason = ?, waiting_since = ?, updated_at = ? WHERE id = ?",
+                _ = try node.database.execute("UPDATE mesh_sends SET status = 'waiting', reason = ?, waiting_at = ?, updated_at = ? WHERE id = ?",
                                               [SendReason.awaitingProof.rawValue, node.now, node.now, sendID])
             }
             // Start a handshake unless one is running or the session is up with its proof in flight; restart one

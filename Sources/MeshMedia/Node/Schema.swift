@@ -79,7 +79,7 @@ enum MeshSchema {
             content_bytes INTEGER NOT NULL,
             created_at INTEGER NOT NULL,
             updated_at INTEGER NOT NULL,
-            waiting_since INTEGER
+            waiting_at INTEGER
         ) STRICT;
         CREATE INDEX mesh_sends_open ON mesh_sends(status) WHERE status IN ('queued', 'waiting');
         CREATE TABLE mesh_deliveries (
