@@ -77,8 +77,8 @@ public struct NoiseHandshake: Sendable {
         return out
     }
 
-    /// Reads the peer's next handshake message and returns its payload. On any error the state is unchanged
-    /// only if the caller discards it; a failed handshake must be restarted.
+    /// Reads the peer's next handshake message and returns its payload. After an error the state is spent:
+    /// discard it and start a new handshake.
     public mutating func readMessage(_ message: [UInt8]) throws -> [UInt8] {
         guard !isComplete, !isMyTurnToWrite else { throw NoiseError.unexpectedMessage }
         guard message.count <= Self.maxMessageCount else { throw NoiseError.messageTooLarge }
