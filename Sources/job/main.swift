@@ -1,5 +1,6 @@
 import Foundation
 import JobCLI
+import MeshMedia
 import Relay
 import Runner
 
@@ -7,6 +8,7 @@ import Runner
 let catalog = Catalog(modules: [
     RunnerModule.module,
     RelayModule.module,
+    MeshMediaModule.module,
 ])
 
 let code = CommandLineApp(catalog: catalog).run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
