@@ -53,5 +53,10 @@ enum RelayMigrations {
                 transient_failures INTEGER NOT NULL DEFAULT 0
             ) STRICT;
             """),
+        // A push is stamped on its token before it is handed to APNs, so a pass killed after sending and
+        // before recording cannot push that token again within the debounce window (see `WakeupDebounce`).
+        Migration("relay-002-token-sent-at", sql: """
+            ALTER TABLE relay_tokens ADD COLUMN sent_at INTEGER;
+            """),
     ]
 }

@@ -10,8 +10,9 @@ import Store
 /// (429, 5xx, no answer). All pushes of an environment go as streams of one multiplexed HTTP/2 connection.
 /// Each answer is recorded on its token (latest result only); `clean-tokens` acts on dead ones later.
 /// `ExpiredProviderToken` re-mints the provider JWT once (if the cached one is at least 20 minutes old)
-/// and re-sends those pushes. A pass killed after sending and before recording sends again next time:
-/// wake-ups are at-least-once, and a duplicate silent push is harmless.
+/// and re-sends those pushes. Each token is stamped (`sent_at`) before its push leaves: a pass killed after
+/// sending and before recording sends again once the 30 s window has passed, never within it — wake-ups
+/// are at-least-once, and never doubled inside one window (`WakeupDebounce`).
 struct SendWakeupsJob: Job {
     let name = "send-wakeups"
     let summary = "send silent APNs pushes for triggered Device IDs (30 s debounce), record each token's answer"
@@ -44,19 +45,19 @@ struct SendWakeupsJob: Job {
         let (dueDevices, rows) = try db.read { db -> ([Int64], [(Int64, [UInt8], String)]) in
             let window = now - WakeupDebounce.windowMilliseconds
             let devices: [Int64] = try db.query("SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass)",
-                                                [window]).map { try $0.get(0) }
+                                                [window, window]).map { try $0.get(0) }
             var rows: [(Int64, [UInt8], String)] = []
             var seen = Set<Int64>()
             try db.forEachRow("""
                 SELECT id, token_sealed, environment FROM relay_tokens WHERE device_id IN (
                     SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass))
                 ORDER BY id
-                """, [window]) { row in
+                """, [window, window]) { row in
                 let id: Int64 = try row.get(0)
                 seen.insert(id)
                 rows.append((id, try row.get(1), try row.get(2)))
             }
-            for row in try db.query("SELECT id, token_sealed, environment FROM relay_tokens WHERE retry_due = 1") {
+            for row in try db.query("SELECT id, token_sealed, environment FROM relay_tokens WHERE retry_due = 1 AND \(WakeupDebounce.mayPushSQL)", [window]) {
                 let id: Int64 = try row.get(0)
                 if seen.insert(id).inserted { rows.append((id, try row.get(1), try row.get(2))) }
             }
@@ -77,7 +78,18 @@ struct SendWakeupsJob: Job {
         }
         if unreadable > 0 { counts["unreadable"] = unreadable }
 
-        // 2. Send: one HTTP/2 connection per environment, every push a stream on it.
+        // 2. Stamp every token about to be pushed (committed before the first push leaves), so a pass killed
+        //    from here on cannot make its rerun push these tokens again within the debounce window.
+        for start in stride(from: 0, to: targets.count, by: Self.batchSize) {
+            try context.checkCancellation()
+            try db.write { db in
+                for target in targets[start..<min(start + Self.batchSize, targets.count)] {
+                    try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ?", [now, target.tokenRow])
+                }
+            }
+        }
+
+        // 3. Send: one HTTP/2 connection per environment, every push a stream on it.
         var provider = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now)
         counts["provider_token_minted"] = provider.minted ? 1 : 0
         let client = HTTPClient(options: HTTPClient.Options(connectTimeout: 10, totalTimeout: 60, maxResponseBodyBytes: 4096,
@@ -101,7 +113,7 @@ struct SendWakeupsJob: Job {
         }
 
         try context.checkCancellation()
-        // 3. Record each token's answer and consume the devices' triggers, in bounded transactions.
+        // 4. Record each token's answer and consume the devices' triggers, in bounded transactions.
         for start in stride(from: 0, to: targets.count, by: Self.batchSize) {
             try context.checkCancellation()
             let end = min(start + Self.batchSize, targets.count)

@@ -114,6 +114,41 @@ import Testing
         #expect(try h.database().scalar("SELECT last_push_at FROM relay_devices") == t0.addingTimeInterval(30).unixMilliseconds)
     }
 
+    /// Regression (found by the chaos harness): a pass killed after its pushes left and before it recorded
+    /// them used to push the same tokens again on a rerun inside the 30 s window.
+    @Test func aPassKilledAfterSendingIsNotRepeatedWithinTheWindowButIsAfterIt() throws {
+        #expect(WakeupDebounce.mayPush(sentAt: nil, now: 0))
+        #expect(!WakeupDebounce.mayPush(sentAt: 1_000, now: 30_999))
+        #expect(WakeupDebounce.mayPush(sentAt: 1_000, now: 31_000))
+
+        let standIn = try APNsStandIn(answers: [Fixture.token(3): .init(status: 429, reason: "TooManyRequests")])
+        defer { standIn.stop() }
+        let h = RelayHarness(environment: standIn.environment())
+        let device = Fixture.deviceID(30), retrying = Fixture.deviceID(31)
+        try h.register(device, Fixture.token(1), now: t0)
+        try h.register(device, Fixture.token(2), now: t0)
+        try h.register(retrying, Fixture.token(3), now: t0)
+        try h.command(["relay", "trigger"], ["--device-id", device], now: t0)
+        try h.command(["relay", "trigger"], ["--device-id", retrying], now: t0)
+        #expect(try h.pass("send-wakeups", now: t0).result.counts["pushes"] == 3)
+        #expect(try standIn.received().count == 3)
+
+        // What a SIGKILL between the sends and the recording leaves: stamps committed, nothing recorded.
+        let db = try h.database()
+        try db.execute("UPDATE relay_devices SET last_push_at = NULL")
+        try db.execute("UPDATE relay_tokens SET result_status = NULL, result_reason = NULL, result_at = NULL, retry_due = 1")
+        let early = try h.pass("send-wakeups", now: t0.addingTimeInterval(29))
+        #expect(early.exitCode == .success && early.result.counts["pushes"] == 0 && early.result.counts["devices"] == 0)
+        #expect(try standIn.received().count == 3, "nothing pushed twice inside the window")
+        // The triggers were kept: after the window the Device ID and the retry go out again (at-least-once).
+        try standIn.script(answers: [:])
+        let late = try h.pass("send-wakeups", now: t0.addingTimeInterval(30))
+        #expect(late.result.counts["devices"] == 2 && late.result.counts["pushes"] == 3 && late.result.counts["delivered"] == 3)
+        #expect(try db.scalar("SELECT count(*) FROM relay_devices WHERE last_push_at IS NULL") == 0)
+        #expect(try db.scalar("SELECT count(*) FROM relay_tokens WHERE retry_due = 1 OR sent_at <> ?", [t0.addingTimeInterval(30).unixMilliseconds]) == 0)
+        #expect(try standIn.received().count == 6)
+    }
+
     @Test func theProviderTokenIsReusedFor50MinutesAndReMintedOnceWhenExpired() throws {
         #expect(ProviderToken.decide(cachedMintedAt: nil, now: 0) == .mint)
         #expect(ProviderToken.decide(cachedMintedAt: 0, now: 49 * 60_000) == .reuse)
