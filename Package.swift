@@ -31,10 +31,13 @@ let package = Package(
         .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 
+        // Fault-proof harness: kill loops with independent models, contention, fuzzing (job-bench and tests).
+        .target(name: "Chaos", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient", "Relay", "MeshMedia"]),
+
         // The executables.
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
         .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Relay", "MeshMedia"]),
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Runner", "Store", "Relay", "MeshMedia"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Runner", "Store", "Relay", "MeshMedia", "Chaos"]),
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
@@ -45,6 +48,7 @@ let package = Package(
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
+        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
     ],
     swiftLanguageModes: [.v5]

@@ -1,0 +1,90 @@
+import Cryptography
+import Foundation
+
+/// The relay tests' APNs stand-in (`Tests/RelayTests/Peers/apns_standin.py`: HTTP/2 over TLS, checks every
+/// header and the provider JWT, logs one JSON line per request) as a child process of the harness.
+public final class APNsStandInProcess {
+    public let directory: String
+    public let keyFile: String
+    public let keyID = "CHAOSKEY01"
+    public let teamID = "CHAOSTEAM1"
+    public let topic = "eu.vaultsync.app"
+    public private(set) var port = 0
+    private let process = Process()
+    public var logFile: String { directory + "/apns-log.jsonl" }
+    var scriptFile: String { directory + "/apns-script.json" }
+
+    /// `Tests/RelayTests/Peers` of the source tree this was built from.
+    public static var peersDirectory: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tests/RelayTests/Peers").path
+    }
+
+    /// Starts the stand-in answering `answers` (hex token → (status, reason, 410 timestamp)), 200 otherwise.
+    public init(directory: String, answers: [String: (status: Int, reason: String?, timestamp: Int64?)]) throws {
+        self.directory = directory
+        keyFile = directory + "/AuthKey.p8"
+        try P256PrivateKey.generate().pkcs8PEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        var scripted: [String: Any] = [:]
+        for (token, answer) in answers {
+            var entry: [String: Any] = ["status": answer.status]
+            if let reason = answer.reason { entry["reason"] = reason }
+            if let timestamp = answer.timestamp { entry["timestamp"] = timestamp }
+            scripted[token] = entry
+        }
+        let script: [String: Any] = ["p8": keyFile, "key_id": keyID, "team_id": teamID, "topic": topic, "answers": scripted,
+                                     "reject_iat_before": NSNull(), "default": ["status": 200]]
+        try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: scriptFile))
+        FileManager.default.createFile(atPath: logFile, contents: nil)
+        let portFile = directory + "/apns-port.txt"
+        FileManager.default.createFile(atPath: portFile, contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-u", Self.peersDirectory + "/apns_standin.py", "--script", scriptFile, "--log", logFile, "--cert-dir", directory]
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: portFile))
+        FileManager.default.createFile(atPath: directory + "/apns-stderr.txt", contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/apns-stderr.txt"))
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while port == 0 && Date() < deadline && process.isRunning {
+            let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
+            port = text.split(separator: "\n").first { $0.hasPrefix("PORT ") }.flatMap { Int($0.dropFirst(5)) } ?? 0
+            if port == 0 { usleep(50_000) }
+        }
+        guard port != 0 else {
+            stop()
+            throw ChaosFailure("the APNs stand-in did not start (needs /usr/bin/python3 with python3-h2 and python3-cryptography)")
+        }
+    }
+
+    /// The `job` environment that sends to this stand-in.
+    public var environment: [String: String] {
+        ["APNS_KEY_FILE": keyFile, "APNS_KEY_ID": keyID, "APNS_TEAM_ID": teamID, "APNS_TOPIC": topic,
+         "APNS_URL": "https://127.0.0.1:\(port)", "APNS_CA_FILE": directory + "/ca.pem"]
+    }
+
+    /// The log's current size: requests logged from here on belong to what follows.
+    public func logOffset() -> UInt64 {
+        ((try? FileManager.default.attributesOfItem(atPath: logFile))?[.size] as? NSNumber)?.uint64Value ?? 0
+    }
+
+    /// The requests logged after `offset`.
+    public func requests(since offset: UInt64) throws -> [[String: Any]] {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: logFile))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: offset)
+        let data = try handle.readToEnd() ?? Data()
+        return try data.split(separator: UInt8(ascii: "\n")).map {
+            guard let object = try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] else { throw ChaosFailure("bad stand-in log line") }
+            return object
+        }
+    }
+
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// Runs the built `job` as a real process, to completion or until a SIGKILL at a chosen moment.
+public struct ChaosProcess: Sendable {
+    /// The `job` executable.
+    public let executable: String
+    /// The process environment (HOME, PATH, the job's settings).
+    public let environment: [String: String]
+
+    public init(executable: String, environment: [String: String]) {
+        self.executable = executable
+        self.environment = environment
+    }
+
+    /// The same executable with `extra` added to the environment.
+    public func adding(_ extra: [String: String]) -> ChaosProcess {
+        ChaosProcess(executable: executable, environment: environment.merging(extra) { $1 })
+    }
+
+    /// What one run left behind.
+    public struct Outcome: Sendable {
+        /// The exit status, or nil when the process died by SIGKILL.
+        public let exitCode: Int32?
+        /// True when our SIGKILL landed while the process was still running.
+        public let killed: Bool
+        public let stdout: String
+        public let stderr: String
+        public let seconds: Double
+    }
+
+    /// Runs `job arguments…`; when `killAfter` is given, sends SIGKILL that many seconds after the spawn
+    /// (if the process is still running then). A process not done after `timeout` seconds is killed and
+    /// reported as a failure by the caller (exit code nil, `killed` false).
+    public func run(_ arguments: [String], killAfter: Double? = nil, timeout: Double = 300) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        let base = NSTemporaryDirectory() + "chaos-\(UUID().uuidString)"
+        FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: base + ".out"); try? FileManager.default.removeItem(atPath: base + ".err") }
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: base + ".out"))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: base + ".err"))
+        defer { try? out.close(); try? err.close() }
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let start = DispatchTime.now().uptimeNanoseconds
+        func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+        try process.run()
+        var killed = false
+        let deadline = killAfter ?? timeout
+        while process.isRunning {
+            if elapsed() >= deadline {
+                if kill(process.processIdentifier, SIGKILL) == 0 {
+                    killed = killAfter != nil
+                }
+                break
+            }
+            let remaining = deadline - elapsed()
+            usleep(UInt32(max(50, min(2_000, remaining * 1e6))))
+        }
+        process.waitUntilExit()
+        let seconds = elapsed()
+        let signalled = process.terminationReason == .uncaughtSignal
+        // A kill sent just as the process was exiting on its own does not count as a kill.
+        if killed && !signalled { killed = false }
+        let stdout = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
+        let stderr = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+        return Outcome(exitCode: signalled ? nil : process.terminationStatus, killed: killed, stdout: stdout, stderr: stderr, seconds: seconds)
+    }
+
+    /// The `counts` object of a `--json` pass result.
+    public static func counts(_ json: String) -> [String: Int] {
+        guard let line = json.split(separator: "\n").last,
+              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let counts = object["counts"] as? [String: Any] else { return [:] }
+        return counts.compactMapValues { ($0 as? NSNumber)?.intValue }
+    }
+}

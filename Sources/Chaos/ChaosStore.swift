@@ -1,0 +1,73 @@
+import Foundation
+import Runner
+import Store
+
+/// The scratch stores of a chaos run: one seeded template, copied afresh for every round.
+public struct ChaosStore: Sendable {
+    public let directory: String
+    public var template: String { directory + "/template.sqlite" }
+    public var store: String { directory + "/store.sqlite" }
+
+    public init(directory: String) { self.directory = directory }
+
+    /// Creates the template with `job migrate` (so the store has every module's tables and its store key)
+    /// and opens it for seeding.
+    public func createTemplate(_ job: ChaosProcess) throws -> Database {
+        for suffix in ["", "-wal", "-shm", ".key"] { try? FileManager.default.removeItem(atPath: template + suffix) }
+        let migrate = try job.run(["--store", template, "migrate"])
+        guard migrate.exitCode == 0 else { throw ChaosFailure("job migrate failed: \(migrate.stderr)") }
+        return try Database(path: template)
+    }
+
+    /// The template's store key (for sealing seeded secrets).
+    public func templateKey() throws -> Cryptography.SecretBytes {
+        try StoreKeyLocation.resolve(environment: [:], storePath: template).load()
+    }
+
+    /// Folds the template's WAL into the main file so a plain file copy is the whole store.
+    public func sealTemplate(_ database: Database) throws {
+        try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    /// Passes the ledger of `path` records as abandoned (killed, then taken over).
+    public static func abandonedPasses(_ path: String) throws -> Int {
+        try Database(path: path).scalar("SELECT count(*) FROM job_runs WHERE outcome = 'failed' AND reason = 'abandoned'") ?? 0
+    }
+
+    /// Replaces the round store with a fresh copy of the template (file and store key).
+    public func freshCopy() throws {
+        for suffix in ["", "-wal", "-shm", ".key"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+        try FileManager.default.copyItem(atPath: template, toPath: store)
+        try FileManager.default.copyItem(atPath: template + ".key", toPath: store + ".key")
+    }
+
+    /// The checks every job shares after a settled round: the file is sound, foreign keys hold, the ledger
+    /// shows no pass still `running`, no failed pass but the abandoned (killed) ones, and no lease left.
+    public static func commonViolations(_ db: Database) throws -> [String] {
+        var violations: [String] = []
+        let integrity: String? = try db.scalar("PRAGMA integrity_check")
+        if integrity != "ok" { violations.append("integrity_check: \(integrity ?? "nil")") }
+        let foreignKeys = try db.query("PRAGMA foreign_key_check")
+        if !foreignKeys.isEmpty { violations.append("foreign_key_check: \(foreignKeys.count) rows") }
+        let running: Int = try db.scalar("SELECT count(*) FROM job_runs WHERE outcome = 'running'") ?? -1
+        if running != 0 { violations.append("ledger: \(running) pass(es) still marked running after the settled rerun") }
+        // A killed pass is recorded by the pass that takes its lease over as failed/abandoned (the loop checks
+        // their number against the kills); any other failure is a violation.
+        let failed = try db.query("SELECT coalesce(reason, '-'), exit_code FROM job_runs WHERE outcome = 'failed' AND coalesce(reason, '') <> 'abandoned'")
+        if !failed.isEmpty {
+            let reasons = try failed.map { "\(try $0.get(0, as: String.self))/\(try $0.get(1, as: Int?.self).map(String.init) ?? "-")" }
+            violations.append("ledger: \(failed.count) failed pass(es): \(reasons.joined(separator: ", "))")
+        }
+        let leases: Int = try db.scalar("SELECT count(*) FROM job_leases") ?? -1
+        if leases != 0 { violations.append("lease still held after the settled rerun") }
+        return violations
+    }
+}
+
+/// A chaos run that could not do its work (as opposed to a violated invariant, which is reported).
+public struct ChaosFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+import Cryptography

@@ -1,0 +1,33 @@
+import Chaos
+import Foundation
+import Testing
+import TestSupport
+
+/// The chaos harness at a small scale: each job's pass SIGKILLed at random moments and rerun, its
+/// invariants checked against the independent model (the full-scale runs are `job-bench chaos`).
+@Suite struct KillAndRerunTests {
+    static let kills = 4
+
+    func loop(_ directory: TemporaryDirectory, environment: [String: String] = [:], seed: UInt64) -> ChaosLoop {
+        ChaosLoop(process: ChaosProcess(executable: JobProcess.executablePath, environment: JobProcess.environment(home: directory.path, environment)),
+                  kills: Self.kills, seed: seed)
+    }
+
+    @Test func cleanTokensRemovesExactlyTheInvalidTokensWhateverTheKills() throws {
+        let directory = TemporaryDirectory("chaos-clean")
+        let loop = loop(directory, seed: 11)
+        let scenario = CleanTokensChaos(store: ChaosStore(directory: directory.path), process: loop.process, tokens: 4_000, seed: 11)
+        let report = try loop.run(scenario, rows: 4_000)
+        #expect(report.kills == Self.kills)
+        #expect(report.violations.isEmpty, "\(report.violations)")
+    }
+
+    @Test func sendWakeupsNeverPushesATokenTwiceInAWindowAndLosesNoWakeUp() throws {
+        let directory = TemporaryDirectory("chaos-wake")
+        let loop = loop(directory, seed: 12)
+        let scenario = SendWakeupsChaos(store: ChaosStore(directory: directory.path), process: loop.process, tokens: 2_000, seed: 12)
+        let report = try loop.run(scenario, rows: 2_000)
+        #expect(report.kills == Self.kills)
+        #expect(report.violations.isEmpty, "\(report.violations)")
+    }
+}
