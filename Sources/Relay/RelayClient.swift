@@ -52,8 +52,13 @@ struct RelayClient {
 
     /// True when `/api/v1/health` answers 200 with `{"status":"ok"}` (only `status` is checked).
     func isHealthy() -> Bool {
-        guard let response = try? http.send(HTTPRequest(method: "GET", url: baseURL + "/api/v1/health")), response.status == 200,
-              let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else { return false }
+        guard let response = try? http.send(HTTPRequest(method: "GET", url: baseURL + "/api/v1/health")) else { return false }
+        return Self.isHealthyAnswer(status: response.status, body: response.body)
+    }
+
+    /// The health answer's decoder, pure (fuzzed through `RelayFuzzing`).
+    static func isHealthyAnswer(status: Int, body: [UInt8]) -> Bool {
+        guard status == 200, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return false }
         return object["status"] as? String == "ok"
     }
 }

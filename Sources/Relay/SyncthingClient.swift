@@ -50,8 +50,7 @@ struct SyncthingClient {
             throw .unreachable(error.transportKind)
         }
         if response.status == 403 { throw .keyRefused }
-        let body = try? JSONSerialization.jsonObject(with: Data(response.body), options: [.fragmentsAllowed])
-        return (response.status, body)
+        return (response.status, Self.parse(response.body))
     }
 
     private func getOK(_ path: String) throws(Failure) -> Any {
@@ -73,25 +72,47 @@ struct SyncthingClient {
     }
 
     /// `/rest/system/status` → `myID`.
-    func myID() throws(Failure) -> String {
-        guard let id = (try getOK("/rest/system/status") as? [String: Any])?["myID"] as? String, RelayIdentifiers.deviceID(id) != nil else {
-            throw .malformedAnswer
-        }
+    func myID() throws(Failure) -> String { try Self.myID(try getOK("/rest/system/status")) }
+
+    /// `/rest/config/devices` (includes the local device).
+    func devices() throws(Failure) -> [Device] { try Self.devices(try getOK("/rest/config/devices")) }
+
+    /// `/rest/config/folders` with the devices each is shared with.
+    func folders() throws(Failure) -> [Folder] { try Self.folders(try getOK("/rest/config/folders")) }
+
+    /// `/rest/db/completion?device=D&folder=F`; nil when Syncthing answers 404 (folder paused or not running).
+    func completion(device: String, folder: String) throws(Failure) -> Completion? {
+        let (status, body) = try get("/rest/db/completion?device=\(Self.query(device))&folder=\(Self.query(folder))")
+        if status == 404 { return nil }
+        guard status == 200 else { throw .unexpectedStatus(status) }
+        return try Self.completion(body)
+    }
+
+    /// `/rest/system/connections`: the remote devices connected now.
+    func connectedDevices() throws(Failure) -> Set<String> { try Self.connectedDevices(try getOK("/rest/system/connections")) }
+
+    // MARK: The answers' decoders, pure over the parsed body (fuzzed through `RelayFuzzing`).
+
+    /// A JSON answer body, or nil when it is not JSON.
+    static func parse(_ body: [UInt8]) -> Any? {
+        try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
+    }
+
+    static func myID(_ body: Any?) throws(Failure) -> String {
+        guard let id = (body as? [String: Any])?["myID"] as? String, RelayIdentifiers.deviceID(id) != nil else { throw .malformedAnswer }
         return id
     }
 
-    /// `/rest/config/devices` (includes the local device).
-    func devices() throws(Failure) -> [Device] {
-        guard let list = try getOK("/rest/config/devices") as? [[String: Any]] else { throw .malformedAnswer }
+    static func devices(_ body: Any?) throws(Failure) -> [Device] {
+        guard let list = body as? [[String: Any]] else { throw .malformedAnswer }
         return try list.map { (entry) throws(Failure) -> Device in
             guard let id = entry["deviceID"] as? String else { throw .malformedAnswer }
             return Device(id: id, paused: entry["paused"] as? Bool ?? false)
         }
     }
 
-    /// `/rest/config/folders` with the devices each is shared with.
-    func folders() throws(Failure) -> [Folder] {
-        guard let list = try getOK("/rest/config/folders") as? [[String: Any]] else { throw .malformedAnswer }
+    static func folders(_ body: Any?) throws(Failure) -> [Folder] {
+        guard let list = body as? [[String: Any]] else { throw .malformedAnswer }
         return try list.map { (entry) throws(Failure) -> Folder in
             guard let id = entry["id"] as? String else { throw .malformedAnswer }
             let devices = (entry["devices"] as? [[String: Any]] ?? []).compactMap { $0["deviceID"] as? String }
@@ -99,11 +120,8 @@ struct SyncthingClient {
         }
     }
 
-    /// `/rest/db/completion?device=D&folder=F`; nil when Syncthing answers 404 (folder paused or not running).
-    func completion(device: String, folder: String) throws(Failure) -> Completion? {
-        let (status, body) = try get("/rest/db/completion?device=\(Self.query(device))&folder=\(Self.query(folder))")
-        if status == 404 { return nil }
-        guard status == 200, let object = body as? [String: Any] else { throw status == 200 ? .malformedAnswer : .unexpectedStatus(status) }
+    static func completion(_ body: Any?) throws(Failure) -> Completion {
+        guard let object = body as? [String: Any] else { throw .malformedAnswer }
         func number(_ key: String) throws(Failure) -> Int64 {
             guard let value = object[key] as? NSNumber else { throw .malformedAnswer }
             return value.int64Value
@@ -111,10 +129,8 @@ struct SyncthingClient {
         return Completion(needItems: try number("needItems"), needBytes: try number("needBytes"), needDeletes: try number("needDeletes"))
     }
 
-    /// `/rest/system/connections`: the remote devices connected now.
-    func connectedDevices() throws(Failure) -> Set<String> {
-        guard let object = try getOK("/rest/system/connections") as? [String: Any],
-              let connections = object["connections"] as? [String: Any] else { throw .malformedAnswer }
+    static func connectedDevices(_ body: Any?) throws(Failure) -> Set<String> {
+        guard let object = body as? [String: Any], let connections = object["connections"] as? [String: Any] else { throw .malformedAnswer }
         return Set(connections.compactMap { key, value in ((value as? [String: Any])?["connected"] as? Bool) == true ? key : nil })
     }
 

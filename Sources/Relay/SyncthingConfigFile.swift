@@ -46,7 +46,12 @@ public enum SyncthingConfigFile {
     }
 
     /// Reads the `<gui>` section of a config.xml; nil when the document is not XML or has no `<gui>`.
+    ///
+    /// Syncthing writes config.xml as UTF-8; anything else is refused before parsing, because Foundation's
+    /// XMLParser on Linux traps (kills the process) when libxml2 hands it a name that is not UTF-8 (found by
+    /// `job-bench fuzz`).
     public static func parseGUI(_ data: Data) -> GUI? {
+        guard String(validating: data, as: UTF8.self) != nil else { return nil }
         let parser = XMLParser(data: data)
         let reader = GUIReader()
         parser.delegate = reader

@@ -7,6 +7,7 @@ let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "send-wakeups": SendWakeupsBench.run,
     "clean-tokens": CleanTokensBench.run,
     "chaos": ChaosBench.run,
+    "fuzz": FuzzBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).

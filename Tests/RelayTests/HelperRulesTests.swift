@@ -47,6 +47,16 @@ import Testing
         #expect(SyncthingConfigFile.parseGUI(Data("<configuration><options/></configuration>".utf8)) == nil)
     }
 
+    /// Regression (found by `job-bench fuzz`): an element name that is not UTF-8 made Foundation's XMLParser
+    /// trap, killing the pass; such a file is now refused as unreadable.
+    @Test func aConfigXMLThatIsNotUTF8IsRefusedNotACrash() {
+        let bytes = Array("<configuration><gui><address>127.0.0.1:8384</address></gui><".utf8) + [0xfe, 0xbf] + Array("K/></configuration>".utf8)
+        #expect(SyncthingConfigFile.parseGUI(Data(bytes)) == nil)
+        let latin1 = Array(#"<?xml version="1.0" encoding="ISO-8859-1"?><configuration><gui><address>127.0.0.1:8384</address><apikey>k"#.utf8) + [0xe9]
+            + Array("</apikey></gui></configuration>".utf8)
+        #expect(SyncthingConfigFile.parseGUI(Data(latin1)) == nil)
+    }
+
     @Test func relayAnswersAreClassifiedAsTheSeedsTableSays() {
         let now = Date(timeIntervalSince1970: 1_780_000_000)
         let ms = now.unixMilliseconds
