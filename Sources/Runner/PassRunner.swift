@@ -43,7 +43,6 @@ public struct PassRunner {
         let dryRun = arguments.flag("--dry-run")
         let context = invocation.context(name: job.name, database: database, arguments: arguments, dryRun: dryRun, catalog: catalog)
         let started = Date()
-        let startedMs = started.unixMilliseconds
         let lease = Lease(database: database, job: job.name)
         let ttl = Int64(job.leaseSeconds) * 1000
         var ledgerID: Int64?
@@ -55,6 +54,9 @@ public struct PassRunner {
         if !dryRun {
             do {
                 let acquired: Bool = try database.write { _ in
+                    // Stamped once the write lock is held, not at process start: a pass that waited for the lock
+                    // behind another pass's release must not appear in the ledger to have worked alongside it.
+                    let startedMs = Date().unixMilliseconds
                     switch try lease.acquire(now: startedMs, ttlMilliseconds: ttl) {
                     case .heldByAnother:
                         try Ledger(database: database).record(job: job.name, startedAt: startedMs, outcome: .skipped, exitCode: .success, reason: "lease-held")

@@ -8,6 +8,7 @@ let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "clean-tokens": CleanTokensBench.run,
     "chaos": ChaosBench.run,
     "fuzz": FuzzBench.run,
+    "contention": ContentionBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).

@@ -1,0 +1,158 @@
+import Foundation
+import Store
+
+/// Contention: eight passes of one job started over and over on one store while a writer process plays the
+/// app (registering tokens and recording triggers through `job relay …`), for a given time.
+///
+/// Checked afterwards: no pass and no writer command failed (in particular none reported the store busy —
+/// `store-busy`, exit 75), every pass that did not work was skipped because another held the lease, the
+/// ledger's working passes of the job never overlap in time, and the writer's slowest command stayed under
+/// the store's busy timeout.
+public struct Contention {
+    public let process: ChaosProcess
+    public let store: String
+    /// The pass arguments (without `--store`), e.g. `["--json", "clean-tokens"]`; `now` is the pass clock.
+    public let passArguments: (_ now: Int64) -> [String]
+    public let job: String
+    public let parallel: Int
+    public let seconds: Double
+    /// The store's busy timeout (Store's default).
+    public static let busyTimeoutMilliseconds = 10_000
+
+    public init(process: ChaosProcess, store: String, job: String, parallel: Int = 8, seconds: Double, passArguments: @escaping (_ now: Int64) -> [String]) {
+        self.process = process
+        self.store = store
+        self.job = job
+        self.parallel = parallel
+        self.seconds = seconds
+        self.passArguments = passArguments
+    }
+
+    public struct Report: Sendable {
+        public var job = ""
+        public var seconds = 0.0
+        public var passes = 0
+        public var worked = 0
+        public var skippedLeaseHeld = 0
+        public var failedPasses = 0
+        public var busyReports = 0
+        public var ledgerOverlaps = 0
+        public var writerCommands = 0
+        public var writerFailures = 0
+        public var writerMaxMilliseconds = 0.0
+        public var writerP99Milliseconds = 0.0
+        public var writerMedianMilliseconds = 0.0
+        public var failures: [String] = []
+
+        /// True when every contention rule held.
+        public var holds: Bool {
+            failedPasses == 0 && busyReports == 0 && ledgerOverlaps == 0 && writerFailures == 0
+                && writerMaxMilliseconds < Double(Contention.busyTimeoutMilliseconds) && worked > 0 && writerCommands > 0
+        }
+    }
+
+    /// A Syncthing-shaped Device ID (8 groups of 7 base32 letters) for writer step `n`.
+    public static func deviceID(_ n: Int) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+        var x = UInt64(n) &* 0x9E37_79B9_7F4A_7C15 &+ 0xABCDEF
+        var chars: [Character] = []
+        for _ in 0..<56 { chars.append(alphabet[Int(x & 31)]); x = (x >> 5) | (x << 59); x = x &* 0x100_0000_01b3 &+ UInt64(n) }
+        return stride(from: 0, to: 56, by: 7).map { String(chars[$0..<$0 + 7]) }.joined(separator: "-")
+    }
+
+    public func run(startNow: Int64) throws -> Report {
+        let shared = Shared()
+        let lock = shared.lock
+        let deadline = Date().addingTimeInterval(seconds)
+        let group = DispatchGroup()
+        let note = shared.note
+
+        for slot in 0..<parallel {
+            group.enter()
+            Thread {
+                var k = 0
+                while Date() < deadline {
+                    k += 1
+                    // The pass clock advances with real time, so time-based jobs keep finding work.
+                    let now = startNow + Int64(Date().timeIntervalSince(deadline.addingTimeInterval(-seconds)) * 1000)
+                    guard let outcome = try? process.run(["--store", store] + passArguments(now), timeout: 120) else { note("slot \(slot): spawn failed"); continue }
+                    let counts = ChaosProcess.counts(outcome.stdout)
+                    let skipped = outcome.stdout.contains("\"outcome\":\"skipped\"")
+                    lock.lock()
+                    shared.report.passes += 1
+                    if outcome.exitCode != 0 { shared.report.failedPasses += 1 }
+                    if outcome.stderr.contains("busy") || outcome.stdout.contains("store-busy") { shared.report.busyReports += 1 }
+                    if skipped { shared.report.skippedLeaseHeld += outcome.stdout.contains("lease-held") ? 1 : 0 } else if outcome.exitCode == 0 { shared.report.worked += 1 }
+                    lock.unlock()
+                    if outcome.exitCode != 0 { note("slot \(slot) pass \(k): exit \(outcome.exitCode.map(String.init) ?? "signal"): \(outcome.stderr.prefix(200))") }
+                    if skipped && !outcome.stdout.contains("lease-held") { note("slot \(slot) pass \(k): skipped for another reason: \(outcome.stdout.prefix(200))") }
+                    _ = counts
+                }
+                group.leave()
+            }.start()
+        }
+
+        group.enter()
+        Thread {
+            var n = 0
+            while Date() < deadline {
+                n += 1
+                let now = startNow + Int64(Date().timeIntervalSince(deadline.addingTimeInterval(-seconds)) * 1000)
+                let device = Self.deviceID(1_000_000 + n)
+                let token = String(format: "%016llx", UInt64(n)) + String(repeating: "a7", count: 24)
+                for command in [["relay", "register", "--device-id", device, "--apns-token", token],
+                                ["relay", "trigger", "--device-id", device]] {
+                    guard let outcome = try? process.run(["--store", store, "--now", "@\(now / 1000)"] + command, timeout: 60) else { note("writer: spawn failed"); continue }
+                    lock.lock()
+                    shared.report.writerCommands += 1
+                    shared.writerTimes.append(outcome.seconds * 1000)
+                    if outcome.exitCode != 0 { shared.report.writerFailures += 1 }
+                    if outcome.stderr.contains("busy") { shared.report.busyReports += 1 }
+                    lock.unlock()
+                    if outcome.exitCode != 0 { note("writer \(command[1]): exit \(outcome.exitCode.map(String.init) ?? "signal"): \(outcome.stderr.prefix(200))") }
+                }
+            }
+            group.leave()
+        }.start()
+        group.wait()
+        var report = shared.report
+        report.job = job
+        report.seconds = seconds
+        let writerTimes = shared.writerTimes.sorted()
+        if !writerTimes.isEmpty {
+            report.writerMaxMilliseconds = writerTimes.last!
+            report.writerMedianMilliseconds = writerTimes[writerTimes.count / 2]
+            report.writerP99Milliseconds = writerTimes[min(writerTimes.count - 1, writerTimes.count * 99 / 100)]
+        }
+        report.ledgerOverlaps = try Self.overlaps(store: store, job: job)
+        return report
+    }
+
+    /// The tallies the pass and writer threads share, under `lock`.
+    private final class Shared: @unchecked Sendable {
+        let lock = NSLock()
+        var report = Report()
+        var writerTimes: [Double] = []
+        func note(_ text: String) {
+            lock.lock()
+            if report.failures.count < 20 { report.failures.append(text) }
+            lock.unlock()
+        }
+    }
+
+    /// Working passes of `job` in the ledger whose span overlaps the previous one's.
+    public static func overlaps(store: String, job: String) throws -> Int {
+        let db = try Database(path: store)
+        var overlaps = 0
+        var lastFinish: Int64 = .min
+        try db.forEachRow("""
+            SELECT started_at, coalesce(finished_at, 9223372036854775807) FROM job_runs
+            WHERE job = ? AND outcome <> 'skipped' ORDER BY started_at, id
+            """, [job]) { row in
+            let start = try row.get(0, as: Int64.self), finish = try row.get(1, as: Int64.self)
+            if start < lastFinish { overlaps += 1 }
+            lastFinish = max(lastFinish, finish)
+        }
+        return overlaps
+    }
+}
