@@ -2,6 +2,9 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 int shim_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int byteCount) {
     return sqlite3_bind_text(stmt, index, text, byteCount, SQLITE_TRANSIENT);
@@ -21,6 +24,23 @@ CURLcode shim_curl_easy_setopt_read_callback(CURL *handle, shim_curl_data_callba
 CURLMcode shim_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) { return curl_multi_setopt(multi, option, value); }
 CURLcode shim_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) { return curl_easy_getinfo(handle, info, value); }
 CURLcode shim_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) { return curl_easy_getinfo(handle, info, value); }
+CURLcode shim_curl_msg_result(const CURLMsg *message) { return message->data.result; }
+
+int shim_pem_certificate_spki_sha256(const char *pem, size_t length, unsigned char out[32]) {
+    if (pem == NULL || length == 0 || length > (size_t)INT32_MAX) return 0;
+    int ok = 0;
+    unsigned char *der = NULL;
+    BIO *bio = BIO_new_mem_buf(pem, (int)length);
+    X509 *certificate = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *key = certificate ? X509_get0_pubkey(certificate) : NULL;
+    int derLength = key ? i2d_PUBKEY(key, &der) : -1;
+    unsigned int digestLength = 0;
+    if (derLength > 0 && EVP_Digest(der, (size_t)derLength, out, &digestLength, EVP_sha256(), NULL) == 1 && digestLength == 32) ok = 1;
+    OPENSSL_free(der);
+    X509_free(certificate);
+    BIO_free(bio);
+    return ok;
+}
 
 long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_min_proto_version(ctx, version); }
 long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_max_proto_version(ctx, version); }

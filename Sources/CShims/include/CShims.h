@@ -31,6 +31,13 @@ CURLcode shim_curl_easy_setopt_read_callback(CURL *handle, shim_curl_data_callba
 CURLMcode shim_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLcode shim_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode shim_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
+/// The result code of a CURLMSG_DONE message (a member of an anonymous union in CURLMsg).
+CURLcode shim_curl_msg_result(const CURLMsg *message);
+
+/* ---- Public-key pinning ---- */
+/// SHA-256 of the DER SubjectPublicKeyInfo of the first certificate in a PEM buffer: the value
+/// libcurl's CURLOPT_PINNEDPUBLICKEY compares against ("sha256//" + base64). Returns 1 on success, 0 otherwise.
+int shim_pem_certificate_spki_sha256(const char *pem, size_t length, unsigned char out[32]);
 
 /* ---- OpenSSL (function-like macros) ---- */
 long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
