@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <pthread.h>
 
 int shim_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int byteCount) {
     return sqlite3_bind_text(stmt, index, text, byteCount, SQLITE_TRANSIENT);
@@ -13,6 +14,17 @@ int shim_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *
     /* A zero-length blob must still bind as a blob, not NULL: pass a non-NULL pointer. */
     static const char empty = 0;
     return sqlite3_bind_blob(stmt, index, byteCount == 0 ? (const void *)&empty : bytes, byteCount, SQLITE_TRANSIENT);
+}
+
+static int fair_busy_handler(void *context, int attempts) {
+    int timeout_ms = (int)(intptr_t)context;
+    if ((long)attempts * 2 >= timeout_ms) return 0;  /* give up: SQLITE_BUSY reaches the caller */
+    usleep(2000);
+    return 1;
+}
+
+int shim_sqlite3_fair_busy_timeout(sqlite3 *db, int timeout_ms) {
+    return sqlite3_busy_handler(db, fair_busy_handler, (void *)(intptr_t)timeout_ms);
 }
 
 CURLcode shim_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) { return curl_easy_setopt(handle, option, value); }
@@ -67,6 +79,11 @@ void shim_install_termination_handlers(void) {
     /* No SA_RESTART: a blocking read or poll returns EINTR so the pass notices promptly. */
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGINT, &action, NULL);
+    sigset_t wanted;
+    sigemptyset(&wanted);
+    sigaddset(&wanted, SIGTERM);
+    sigaddset(&wanted, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &wanted, NULL);
 }
 
 int shim_termination_signal(void) { return termination_signal; }

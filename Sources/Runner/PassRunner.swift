@@ -98,7 +98,7 @@ public struct PassRunner {
             result = try job.run(context)
         } catch {
             failure = StoreFailure.jobError(for: error)
-            result = JobResult(outcome: .failed)
+            result = JobResult(outcome: .failed, counts: context.committed)
         }
         context.progressReporter?.finish()
         let exitCode = failure?.exitCode ?? .success

@@ -20,6 +20,11 @@ int shim_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *
 /// sqlite3_bind_blob with SQLITE_TRANSIENT.
 int shim_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int byteCount);
 
+/// Installs a busy handler that retries every 2 ms until `timeout_ms` have passed. SQLite's default handler
+/// (sqlite3_busy_timeout) backs off to 100 ms sleeps, so a waiter can starve behind a writer that commits
+/// batches back to back; polling at a fixed short interval lets it in at the first gap.
+int shim_sqlite3_fair_busy_timeout(sqlite3 *db, int timeout_ms);
+
 /* ---- libcurl (curl_easy_setopt and friends are variadic) ---- */
 CURLcode shim_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode shim_curl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value);
@@ -51,7 +56,8 @@ const secp256k1_context *shim_secp256k1_context_static(void);
 
 /* ---- Process signals ---- */
 /// Installs SIGTERM/SIGINT handlers that only record the request (async-signal-safe); a second signal
-/// ends the process at once with exit status 75.
+/// ends the process at once with exit status 75. Also unblocks both signals: a process spawned by a
+/// multi-threaded parent can inherit a mask that blocks them.
 void shim_install_termination_handlers(void);
 /// The signal number that asked the process to stop, or 0.
 int shim_termination_signal(void);
