@@ -24,7 +24,8 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
-        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner"]),
+        .target(name: "TokenPool", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "TokenPool"]),
 
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
@@ -33,6 +34,7 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
+        .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
     ],
     swiftLanguageModes: [.v5]
 )
