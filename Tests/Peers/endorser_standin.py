@@ -19,6 +19,7 @@ was received (method, path, authorization verdict, parsed body). The port is pri
 import base64
 import hashlib
 import json
+import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -273,6 +274,10 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
+    # A test runner may spawn this with SIGTERM blocked or ignored (inherited); restore the defaults.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print("PORT %d" % server.server_address[1], flush=True)
