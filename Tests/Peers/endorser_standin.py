@@ -242,7 +242,7 @@ class Handler(BaseHTTPRequestHandler):
             record["body"] = None
         with LOCK:
             STATE["requests"].append(record)
-        if self.path != PATH:
+        if not self.path.endswith(PATH):
             self._send(404, {"error": {"message": "not found"}})
             return
         if forced is not None:
