@@ -9,6 +9,7 @@ let package = Package(
     name: "BackgroundJobs",
     products: [
         .executable(name: "job", targets: ["job"]),
+        .executable(name: "job-bench", targets: ["job-bench"]),
     ],
     targets: [
         // System libraries: module maps over the Debian -dev packages.
@@ -32,6 +33,8 @@ let package = Package(
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
+
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "TokenPool", "Runner", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
