@@ -31,13 +31,14 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
-        .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport"]),
+        .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
         .executableTarget(name: "job-bench", dependencies: ["Cryptography", "TokenPool", "Runner", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -27,6 +27,10 @@ int shim_sqlite3_fair_busy_timeout(sqlite3 *db, int timeout_ms) {
     return sqlite3_busy_handler(db, fair_busy_handler, (void *)(intptr_t)timeout_ms);
 }
 
+int shim_sqlite3_no_checkpoint_on_close(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on, (int *)0);
+}
+
 CURLcode shim_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) { return curl_easy_setopt(handle, option, value); }
 CURLcode shim_curl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value) { return curl_easy_setopt(handle, option, value); }
 CURLcode shim_curl_easy_setopt_offt(CURL *handle, CURLoption option, curl_off_t value) { return curl_easy_setopt(handle, option, value); }

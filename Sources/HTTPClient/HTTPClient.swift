@@ -43,8 +43,9 @@ public final class HTTPClient: Sendable {
 
     /// Sends many requests concurrently, multiplexed as HTTP/2 streams over one connection per host,
     /// and returns one result per request, in request order. See `batchWithStatistics`.
-    public func batch(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100) -> [Result<HTTPResponse, HTTPError>] {
-        batchWithStatistics(requests, maxConcurrentStreams: maxConcurrentStreams).results
+    public func batch(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
+                      isCancelled: (() -> Bool)? = nil) -> [Result<HTTPResponse, HTTPError>] {
+        batchWithStatistics(requests, maxConcurrentStreams: maxConcurrentStreams, isCancelled: isCancelled).results
     }
 
     /// Sends many requests over libcurl's multi interface: `CURLMOPT_PIPELINING = CURLPIPE_MULTIPLEX`,
@@ -56,11 +57,18 @@ public final class HTTPClient: Sendable {
     ///
     /// At most `maxConcurrentStreams` easy handles exist; each is reset and reused for the next request.
     /// Per-request timeouts (`Options.totalTimeout`) start when a request is handed to libcurl.
-    public func batchWithStatistics(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100) -> BatchOutcome {
+    /// `maxConcurrentStreams` below 1 means 1.
+    ///
+    /// `isCancelled` (e.g. "SIGTERM arrived") is checked before each request is handed to libcurl and at
+    /// least every 200 ms while waiting. Once it returns true no further request starts: those fail with
+    /// `HTTPError.cancelled`; transfers already in flight finish (bounded by `Options.totalTimeout`), so a
+    /// request is never left in an unknown half-sent state by the cancellation itself.
+    public func batchWithStatistics(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
+                                    isCancelled: (() -> Bool)? = nil) -> BatchOutcome {
         var results = [Result<HTTPResponse, HTTPError>?](repeating: nil, count: requests.count)
         var connections = 0
         func outcome() -> BatchOutcome {
-            BatchOutcome(results: results.map { $0 ?? .failure(.transport(kind: .other, curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue))) },
+            BatchOutcome(results: results.map { $0 ?? .failure(.cancelled) },
                          connectionsOpened: connections)
         }
         guard !requests.isEmpty else { return outcome() }
@@ -93,9 +101,13 @@ public final class HTTPClient: Sendable {
         withExtendedLifetime(states) {
             var next = 0
             var active = 0
-            while next < requests.count || active > 0 {
+            var cancelled = false
+            while (next < requests.count && !cancelled) || active > 0 {
+                if !cancelled, next < requests.count, let isCancelled, isCancelled() {
+                    cancelled = true  // the requests from `next` on stay nil: reported as .cancelled
+                }
                 // Hand pending requests to libcurl while slots are free.
-                while active < slotCount, next < requests.count, let slot = freeSlots.popLast() {
+                while !cancelled, active < slotCount, next < requests.count, let slot = freeSlots.popLast() {
                     let index = next
                     next += 1
                     let handle: UnsafeMutableRawPointer
@@ -162,8 +174,8 @@ public final class HTTPClient: Sendable {
                     completed += 1
                 }
                 // Wait for socket activity unless finished transfers freed slots for waiting requests.
-                if active > 0, !(completed > 0 && next < requests.count) {
-                    _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+                if active > 0, !(completed > 0 && next < requests.count && !cancelled) {
+                    _ = curl_multi_poll(multi, nil, 0, 200, nil)
                 }
             }
         }

@@ -12,6 +12,9 @@ public enum HTTPVersion: Sendable, Equatable {
     /// HTTP/2 over TLS when the server offers it (ALPN `h2`), HTTP/1.1 otherwise (and for `http://`).
     case http2OrHTTP1_1
     /// HTTP/2 without negotiation (h2c prior knowledge over plain TCP; over TLS, h2 without ALPN fallback).
+    /// Meant for tests and private h2c endpoints. With libcurl older than 8.0.0 (Debian 12 ships 7.88.1) a
+    /// reused prior-knowledge connection fails (curl issue #10634), so there every transfer gets its own
+    /// connection and a `batch` is neither multiplexed nor concurrent.
     case http2PriorKnowledge
 }
 
@@ -77,6 +80,7 @@ extension HTTPClient {
     /// Client-wide settings; every request sent by one client uses them.
     public struct Options: Sendable, Equatable {
         /// Longest time for name resolution plus TCP connect plus TLS handshake (seconds).
+        /// Timeouts are always bounded: zero or negative values mean 1 ms, never "no timeout".
         public var connectTimeout: Double
         /// Longest time for a whole transfer, connect included (seconds). In a batch it runs per request
         /// from the moment the request is handed to libcurl.

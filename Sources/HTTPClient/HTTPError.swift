@@ -19,6 +19,8 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `HTTPVersion.http2` was required but the server did not negotiate HTTP/2 (ALPN `h2`).
     /// The request has been sent and answered over the negotiated version; that response is discarded.
     case http2NotNegotiated(negotiated: HTTPProtocolVersion)
+    /// Not sent: the batch was cancelled before this request was handed to libcurl.
+    case cancelled
 
     public enum TransportKind: String, Sendable, Equatable {
         case dns, connect, tls, timeout, tooManyRedirects, other
@@ -56,6 +58,8 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid HTTP request: \(reason.rawValue)"
         case .http2NotNegotiated(let negotiated):
             return "HTTP/2 required but the server negotiated \(negotiated)"
+        case .cancelled:
+            return "HTTP request not sent: the batch was cancelled"
         }
     }
 

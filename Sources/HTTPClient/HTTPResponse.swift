@@ -49,3 +49,14 @@ func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
     }
     return true
 }
+
+/// Printing a response shows its shape only (status, version, counts), never header values or the body.
+extension HTTPResponse: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "HTTPResponse(\(status), \(httpVersion), \(headers.count) headers, \(body.count)-byte body)"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: [:], displayStyle: .struct) }
+}

@@ -5,6 +5,13 @@ import Foundation
 /// `curl_global_init` runs exactly once per process: Swift initialises globals lazily and thread-safely.
 let curlGlobalInitResult: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
+/// Whether this libcurl (8.0.0 or later) can reuse an HTTP/2 prior-knowledge connection.
+let libcurlReusesPriorKnowledgeConnections: Bool = {
+    // CURLVERSION_NOW is a macro Swift cannot import; version_num is present in every layout.
+    guard let info = curl_version_info(CURLVERSION_FIRST) else { return false }
+    return info.pointee.version_num >= 0x08_00_00
+}()
+
 /// The per-transfer receive state that libcurl's callbacks write into.
 ///
 /// The callbacks receive it as an unretained pointer (`Unmanaged.passUnretained`): whoever configures
@@ -174,6 +181,13 @@ func configure(_ handle: UnsafeMutableRawPointer, request: HTTPRequest, options:
     }
     try setLong(handle, CURLOPT_HTTP_VERSION, version)
     if multiplexing { try setLong(handle, CURLOPT_PIPEWAIT, 1) }
+    if options.httpVersion == .http2PriorKnowledge, !libcurlReusesPriorKnowledgeConnections {
+        // libcurl before 8.0.0 fails a transfer that reuses an h2c prior-knowledge connection with
+        // CURLE_HTTP2 "Error in the HTTP2 framing layer" (curl issue #10634, fixed by PR #10643):
+        // give every such transfer its own connection instead.
+        try setLong(handle, CURLOPT_FRESH_CONNECT, 1)
+        try setLong(handle, CURLOPT_FORBID_REUSE, 1)
+    }
 
     // TLS
     let tls = options.tls

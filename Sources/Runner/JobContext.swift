@@ -31,6 +31,7 @@ public final class JobContext: @unchecked Sendable {
     public let settings: Settings
     private let storeKeyLocation: StoreKeyLocation
     private var cachedStoreKey: SecretBytes?
+    private var cachedKeyring: StoreKeyring?
     var heartbeat: (() throws -> Void)?
     /// The emitted progress (rows done, total), for an operator watching a TTY.
     var progressReporter: ProgressReporter?
@@ -59,11 +60,21 @@ public final class JobContext: @unchecked Sendable {
     public var nowMilliseconds: Int64 { clock.now().unixMilliseconds }
 
     /// The store key (DESIGN §4), loaded once; created on first use only at the default `<store>.key` location.
+    /// A key that is not the one this store's secrets were sealed under is a configuration error (exit 78).
     public func storeKey() throws -> SecretBytes {
         if let cachedStoreKey { return cachedStoreKey }
         let key = try storeKeyLocation.load()
+        try StoreKeyCheck.verify(key: key, database: database, now: Date().unixMilliseconds)
         cachedStoreKey = key
         return key
+    }
+
+    /// The keyring over the store key: sealing, opening and blind indexes for secrets at rest.
+    public func keyring() throws -> StoreKeyring {
+        if let cachedKeyring { return cachedKeyring }
+        let keyring = try StoreKeyring(storeKey: storeKey())
+        cachedKeyring = keyring
+        return keyring
     }
 
     /// What the pass has committed so far. A job that updates this as batches commit has them recorded

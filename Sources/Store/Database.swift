@@ -236,6 +236,14 @@ public final class Database {
         if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
     }
 
+    /// Stops this connection from writing the WAL back into the main file when it closes.
+    ///
+    /// "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE … the default behavior of attempting to checkpoint the database on close
+    /// is disabled." Used once the file is known to be damaged: this process then changes nothing in it.
+    public func leaveMainFileUntouchedOnClose() {
+        shim_sqlite3_no_checkpoint_on_close(handle, 1)
+    }
+
     /// Asks a long-running statement on this connection to stop (safe from another thread).
     public func interrupt() { sqlite3_interrupt(handle) }
 

@@ -109,3 +109,23 @@ final class KeyBox: @unchecked Sendable {
     func add(_ key: [UInt8]) { lock.lock(); keys.append(key); lock.unlock() }
     var all: [[UInt8]] { lock.lock(); defer { lock.unlock() }; return keys }
 }
+
+@Suite struct StoreKeyCheckTests {
+    @Test func theFirstKeyIsRememberedAndAReplacedKeyIsAConfigurationError() throws {
+        let h = InProcessJob(modules: [RunnerModule.module])
+        let db = try h.database()
+        let context = h.invocation().context(name: "t", database: db, arguments: Arguments(), dryRun: false, catalog: h.catalog)
+        let key = try context.storeKey()
+        #expect(key.count == 32)
+        #expect(try db.scalar("SELECT count(*) FROM store_key_check") as Int? == 1)
+        // The same key again (a later process) passes.
+        let again = h.invocation().context(name: "t", database: db, arguments: Arguments(), dryRun: false, catalog: h.catalog)
+        #expect(try again.storeKey().constantTimeEquals(key))
+        // Replace the key file: the next process is refused with exit 78.
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: h.storePath + ".key"))
+        let replaced = h.invocation().context(name: "t", database: db, arguments: Arguments(), dryRun: false, catalog: h.catalog)
+        let error = #expect(throws: JobError.self) { try replaced.storeKey() }
+        #expect(error?.exitCode == .configuration)
+        #expect(error?.category == "store-key-mismatch")
+    }
+}

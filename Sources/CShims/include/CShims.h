@@ -24,6 +24,8 @@ int shim_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *
 /// (sqlite3_busy_timeout) backs off to 100 ms sleeps, so a waiter can starve behind a writer that commits
 /// batches back to back; polling at a fixed short interval lets it in at the first gap.
 int shim_sqlite3_fair_busy_timeout(sqlite3 *db, int timeout_ms);
+/// sqlite3_db_config(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on) — variadic in C.
+int shim_sqlite3_no_checkpoint_on_close(sqlite3 *db, int on);
 
 /* ---- libcurl (curl_easy_setopt and friends are variadic) ---- */
 CURLcode shim_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
