@@ -19,6 +19,7 @@ was received (method, path, authorization verdict, parsed body). The port is pri
 import base64
 import hashlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -278,6 +279,10 @@ def main():
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # Peer conventions (Tests/Peers/README.md): stop when stdin closes (the test process died) and after a lifetime.
+    lifetime = float(sys.argv[sys.argv.index("--lifetime") + 1]) if "--lifetime" in sys.argv else 600.0
+    threading.Thread(target=lambda: (sys.stdin.buffer.read(), os._exit(0)), daemon=True).start()
+    threading.Timer(lifetime, lambda: os._exit(0)).start()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print("PORT %d" % server.server_address[1], flush=True)
@@ -285,7 +290,7 @@ def main():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "selftest":
+    if sys.argv[1:2] == ["selftest"]:
         assert keccak256(b"").hex() == "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470"
         sig = base64.urlsafe_b64decode("jsvdLwqr-O206hkegoq6pbo7LJjCaflEKHCvfohBP9U2H9EZ5Jsw0CncN17WntoUEGmxaZVF2zQjtUEXfhdyBg==")
         digest = hashlib.sha256(b"thequickbrownfoxjumpedoverthelazyprogrammer").digest()

@@ -9,6 +9,7 @@ final class EndorserStandIn: @unchecked Sendable {
         .appendingPathComponent("Peers/endorser_standin.py").path
 
     let process = Process()
+    private let input = Pipe()
     let port: Int
     var baseURL: String { "http://127.0.0.1:\(port)" }
     private let client = HTTPClient(options: .init(connectTimeout: 5, totalTimeout: 10))
@@ -18,6 +19,8 @@ final class EndorserStandIn: @unchecked Sendable {
         process.arguments = [Self.script]
         let out = Pipe()
         process.standardOutput = out
+        // The stand-in exits when this pipe closes, so it cannot outlive a crashed test process.
+        process.standardInput = input
         process.standardError = FileHandle.standardError
         try process.run()
         // The first line is "PORT <n>".
