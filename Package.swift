@@ -34,7 +34,7 @@ let package = Package(
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "TokenPool", "Runner", "Store"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "TokenPool", "Runner", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
