@@ -12,8 +12,11 @@ struct PoolShowCommand: Command {
     func run(_ context: JobContext) throws {
         let store = PoolStore(database: context.database)
         let today = PoolCalendar.epochDay(unixMilliseconds: context.nowMilliseconds)
-        let lastFetch = try FetchLog(database: context.database).latest()
-        guard let live = try store.live() else {
+        let (live, slots, lastFetch) = try context.database.read { _ in
+            let live = try store.live()
+            return (live, try live.map { try store.slots(of: $0.generationID) } ?? [], try FetchLog(database: context.database).latest())
+        }
+        guard let live else {
             if context.jsonOutput {
                 context.printJSON(["pool": .null, "last_fetch": PoolOutput.json(lastFetch)])
             } else {
@@ -22,7 +25,6 @@ struct PoolShowCommand: Command {
             }
             return
         }
-        let slots = try store.slots(of: live.generationID)
         if context.jsonOutput {
             let rows: [JSON] = slots.map { record in
                 ["slot": .number(record.slot), "day": .number(record.window.day), "date": .string(PoolCalendar.dateString(ofDay: record.window.day)),
@@ -54,12 +56,12 @@ struct PoolExportCommand: Command {
 
     func run(_ context: JobContext) throws {
         let store = PoolStore(database: context.database)
-        var did: String? = try IdentityStore(database: context.database).active()?.did
-        var tokens: [String] = []
-        if let live = try store.live() {
-            did = live.did
-            tokens = try PoolOutput.openTokens(store.slots(of: live.generationID), context)
+        let (active, live, slots) = try context.database.read { _ in
+            let live = try store.live()
+            return (try IdentityStore(database: context.database).active(), live, try live.map { try store.slots(of: $0.generationID) } ?? [])
         }
+        let did = live?.did ?? active?.did
+        let tokens = try PoolOutput.openTokens(slots, context)
         context.logger.info("pool.exported", ["tokens": .int(tokens.count)])
         if context.jsonOutput {
             context.printJSON(["did": .optional(did), "tokens": .array(tokens.map(JSON.string))])
@@ -75,11 +77,14 @@ struct PoolVerifyCommand: Command {
 
     func run(_ context: JobContext) throws {
         let store = PoolStore(database: context.database)
-        guard let live = try store.live() else {
+        let (live, active, slots) = try context.database.read { _ in
+            let live = try store.live()
+            return (live, try IdentityStore(database: context.database).active(), try live.map { try store.slots(of: $0.generationID) } ?? [])
+        }
+        guard let live else {
             throw JobError.badInput("no-pool", "there is no pool to verify; run mint-pool")
         }
-        guard let active = try IdentityStore(database: context.database).active() else { throw TokenPoolErrors.noIdentity }
-        let slots = try store.slots(of: live.generationID)
+        guard let active else { throw TokenPoolErrors.noIdentity }
         let tokens = try PoolOutput.openTokens(slots, context)
         let nowSeconds = PoolCalendar.floorDivide(context.nowMilliseconds, 1000)
         var report = PoolVerifier.verify(tokens: tokens, plan: live.plan, issuer: active.did, recorded: slots.map(\.window), nowSeconds: nowSeconds)

@@ -6,8 +6,8 @@ import Store
 ///
 /// Steps: purge what an earlier pass left (abandoned staging and retired generations); open the active identity's
 /// key once; sign and seal the tokens outside any transaction and write them into a staging generation in batches
-/// of at most 1,000; then one transaction replaces the live pool with the new one; then the old pool's rows are
-/// purged in batches. Killed anywhere, the live pool is the old one or the new one, never a mix; the next pass
+/// of at most 1,000, the last batch in the same transaction that replaces the live pool with the new one; then the
+/// old pool's rows are purged in batches. A pool of up to 1,000 tokens is thus one transaction plus the purge. Killed anywhere, the live pool is the old one or the new one, never a mix; the next pass
 /// purges the leftovers and mints again, reaching the same end state.
 public struct PoolMinting {
     public struct Outcome: Sendable {
@@ -48,10 +48,11 @@ public struct PoolMinting {
 
         // The identity's key is decrypted once for the whole pass and reused for every signature.
         let minter = DayTokenMinter(key: try IdentityStore(database: database).openKey(of: identity, keyring: keyring))
-        let generation = try pool.createStaging(identityID: identity.id, plan: plan, slackSeconds: slackSeconds,
-                                                issuedAt: nowSeconds * 1000, now: nowMilliseconds)
+        let staging = PoolStore.Staging(identityID: identity.id, plan: plan, slackSeconds: slackSeconds, issuedAt: nowSeconds * 1000, now: nowMilliseconds)
+        var generation: Int64?
+        var replaced = 0
         var batch: [PoolStore.NewSlot] = []
-        batch.reserveCapacity(PoolStore.batchSize)
+        batch.reserveCapacity(min(plan.size, PoolStore.batchSize))
         var done = 0
         for day in plan.days {
             let window = DayWindow(day: day, slackSeconds: slackSeconds)
@@ -59,25 +60,26 @@ public struct PoolMinting {
             batch.append(PoolStore.NewSlot(slot: PoolCalendar.slot(forDay: day, size: plan.size), window: window,
                                            sealedToken: try keyring.seal(token, purpose: PoolStore.tokenPurpose),
                                            tokenIndex: keyring.blindIndex(token, purpose: PoolStore.tokenPurpose)))
-            if batch.count == PoolStore.batchSize || day == plan.lastDay {
-                try between()
-                try pool.insert(batch, into: generation)
-                done += batch.count
-                batch.removeAll(keepingCapacity: true)
-                progress(done, plan.size)
+            guard batch.count == PoolStore.batchSize || day == plan.lastDay else { continue }
+            try between()
+            let last = day == plan.lastDay
+            do {
+                // The last batch and the swap share one transaction: the new pool goes live complete, or not at all.
+                let written = try pool.write(batch, into: generation, staging: staging, promote: last)
+                generation = written.generationID
+                replaced = written.replaced ?? 0
+            } catch PoolStore.PromotionFailure.identityChanged {
+                if let generation { try pool.retireStaging(generation) }
+                _ = try? pool.purge(includingStaging: false, between: between)
+                throw JobError.transient("identity-changed", "the active identity changed during the pass; nothing was installed, the next pass mints for the new identity")
+            } catch PoolStore.PromotionFailure.incomplete {
+                throw JobError.transient("pool-incomplete", "the new pool was altered while it was written; nothing was installed, the next pass mints again")
             }
+            done += batch.count
+            batch.removeAll(keepingCapacity: true)
+            progress(done, plan.size)
         }
 
-        let replaced: Int
-        do {
-            replaced = try pool.promote(generation, identityID: identity.id, size: plan.size, now: nowMilliseconds)
-        } catch PoolStore.PromotionFailure.identityChanged {
-            try pool.retireStaging(generation)
-            _ = try? pool.purge(includingStaging: false, between: between)
-            throw JobError.transient("identity-changed", "the active identity changed during the pass; nothing was installed, the next pass mints for the new identity")
-        } catch PoolStore.PromotionFailure.incomplete {
-            throw JobError.transient("pool-incomplete", "the new pool was altered while it was written; nothing was installed, the next pass mints again")
-        }
         purged += try pool.purge(includingStaging: false, between: between)
         return Outcome(plan: plan, minted: plan.size, replaced: replaced, purged: purged)
     }

@@ -73,47 +73,53 @@ public struct PoolStore {
             """, [generationID, slot]).map(Self.record)
     }
 
-    /// Starts a staging generation for `identityID` (its own transaction); returns its id.
-    public func createStaging(identityID: Int64, plan: PoolPlan, slackSeconds: Int, issuedAt: Int64, now: Int64) throws -> Int64 {
-        try database.write { db in
-            _ = try db.execute("""
-                INSERT INTO token_pool_generations (identity_id, state, first_day, size, slack_seconds, issued_at, created_at)
-                VALUES (?, 'staging', ?, ?, ?, ?, ?)
-                """, [identityID, plan.firstDay, plan.size, slackSeconds, issuedAt, now])
-            return db.lastInsertRowID
-        }
-    }
-
-    /// Writes up to `batchSize` slots into a staging generation, in one transaction.
-    public func insert(_ slots: [NewSlot], into generationID: Int64) throws {
-        precondition(slots.count <= Self.batchSize, "a batch holds at most batchSize rows")
-        try database.write { db in
-            for slot in slots {
-                // execute(_:_:) reuses one prepared statement for the whole batch.
-                _ = try db.execute("""
-                    INSERT INTO token_pool_slots (generation_id, slot, day, not_before_at, expires_at, sealed_token, token_index)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, [generationID, slot.slot, slot.window.day, slot.window.notBefore * 1000, slot.window.expires * 1000,
-                                   slot.sealedToken, slot.tokenIndex])
-            }
-        }
+    /// What a staging generation is created with.
+    public struct Staging: Sendable {
+        public let identityID: Int64
+        public let plan: PoolPlan
+        public let slackSeconds: Int
+        /// `iat` of the tokens, Unix ms.
+        public let issuedAt: Int64
+        public let now: Int64
     }
 
     /// Why a staging generation could not go live.
     public enum PromotionFailure: Error { case identityChanged, incomplete }
 
-    /// The swap, in one transaction: checks the staging generation is complete and its identity still active,
-    /// retires the live pool and makes the staging one live. Returns the retired pool's slot count.
-    public func promote(_ generationID: Int64, identityID: Int64, size: Int, now: Int64) throws -> Int {
-        try database.write { db in
+    /// Writes one batch of at most `batchSize` slots in one transaction, creating the staging generation first
+    /// when `generationID` is nil. With `promote`, the same transaction then checks that the generation is complete
+    /// and its identity still active, retires the live pool and makes this one live — the atomic swap.
+    /// Returns the generation id and, when promoted, the retired pool's slot count.
+    public func write(_ slots: [NewSlot], into generationID: Int64?, staging: Staging, promote: Bool) throws -> (generationID: Int64, replaced: Int?) {
+        precondition(slots.count <= Self.batchSize, "a batch holds at most batchSize rows")
+        return try database.write { db in
+            let generation: Int64
+            if let generationID {
+                generation = generationID
+            } else {
+                _ = try db.execute("""
+                    INSERT INTO token_pool_generations (identity_id, state, first_day, size, slack_seconds, issued_at, created_at)
+                    VALUES (?, 'staging', ?, ?, ?, ?, ?)
+                    """, [staging.identityID, staging.plan.firstDay, staging.plan.size, staging.slackSeconds, staging.issuedAt, staging.now])
+                generation = db.lastInsertRowID
+            }
+            for slot in slots {
+                // execute(_:_:) reuses one prepared statement for the whole batch.
+                _ = try db.execute("""
+                    INSERT INTO token_pool_slots (generation_id, slot, day, not_before_at, expires_at, sealed_token, token_index)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, [generation, slot.slot, slot.window.day, slot.window.notBefore * 1000, slot.window.expires * 1000,
+                          slot.sealedToken, slot.tokenIndex])
+            }
+            guard promote else { return (generation, nil) }
             let active: Int64? = try db.scalar("SELECT identity_id FROM token_pool_active_identity")
-            guard active == identityID else { throw PromotionFailure.identityChanged }
-            let state: String? = try db.scalar("SELECT state FROM token_pool_generations WHERE id = ?", [generationID])
-            let count: Int = try db.scalar("SELECT count(*) FROM token_pool_slots WHERE generation_id = ?", [generationID]) ?? 0
-            guard state == "staging", count == size else { throw PromotionFailure.incomplete }
+            guard active == staging.identityID else { throw PromotionFailure.identityChanged }
+            let state: String? = try db.scalar("SELECT state FROM token_pool_generations WHERE id = ?", [generation])
+            let count: Int = try db.scalar("SELECT count(*) FROM token_pool_slots WHERE generation_id = ?", [generation]) ?? 0
+            guard state == "staging", count == staging.plan.size else { throw PromotionFailure.incomplete }
             let retired = try retireLive()
-            _ = try db.execute("UPDATE token_pool_generations SET state = 'live', live_at = ? WHERE id = ?", [now, generationID])
-            return retired
+            _ = try db.execute("UPDATE token_pool_generations SET state = 'live', live_at = ? WHERE id = ?", [staging.now, generation])
+            return (generation, retired)
         }
     }
 
@@ -137,31 +143,32 @@ public struct PoolStore {
 
     /// Deletes the rows of retired generations (and, when `includingStaging`, of staging ones — only the mint
     /// pass, which holds the lease, may do that) in transactions of at most `batchSize` rows, calling
-    /// `between` before each. Returns the number of token rows deleted.
+    /// `between` before each; the emptied generation rows go with the last batch. Returns the token rows deleted.
     @discardableResult
     public func purge(includingStaging: Bool, between: () throws -> Void = {}) throws -> Int {
         let states = includingStaging ? "('retired', 'staging')" : "('retired')"
-        if includingStaging {
-            try database.write { db in _ = try db.execute("UPDATE token_pool_generations SET state = 'retired' WHERE state = 'staging'") }
-        }
+        let pending: Int = try database.scalar("SELECT count(*) FROM token_pool_generations WHERE state IN \(states)") ?? 0
+        guard pending > 0 else { return 0 }
         var deleted = 0
         while true {
             try between()
-            let removed = try database.write { db in
-                try db.execute("""
+            let removed = try database.write { db -> Int in
+                if includingStaging { _ = try db.execute("UPDATE token_pool_generations SET state = 'retired' WHERE state = 'staging'", []) }
+                let removed = try db.execute("""
                     DELETE FROM token_pool_slots WHERE (generation_id, slot) IN (
                         SELECT s.generation_id, s.slot FROM token_pool_slots s JOIN token_pool_generations g ON g.id = s.generation_id
-                        WHERE g.state IN \(states) LIMIT \(Self.batchSize))
+                        WHERE g.state = 'retired' LIMIT \(Self.batchSize))
                     """, [])
+                if removed < Self.batchSize {
+                    _ = try db.execute("""
+                        DELETE FROM token_pool_generations WHERE state = 'retired'
+                        AND NOT EXISTS (SELECT 1 FROM token_pool_slots s WHERE s.generation_id = token_pool_generations.id)
+                        """, [])
+                }
+                return removed
             }
             deleted += removed
             if removed < Self.batchSize { break }
-        }
-        try database.write { db in
-            _ = try db.execute("""
-                DELETE FROM token_pool_generations WHERE state = 'retired'
-                AND NOT EXISTS (SELECT 1 FROM token_pool_slots s WHERE s.generation_id = token_pool_generations.id)
-                """, [])
         }
         return deleted
     }

@@ -30,9 +30,14 @@ struct PrefetchJob: Job {
         let pool = PoolStore(database: context.database)
         let log = FetchLog(database: context.database)
 
-        // The native selector, bounded by the covered range recorded with the pool.
-        guard let live = try pool.live(), let slot = live.plan.slot(forDay: today),
-              let record = try pool.slot(slot, of: live.generationID) else {
+        // The native selector, bounded by the covered range recorded with the pool; one read snapshot, so a mint
+        // pass swapping pools in between cannot pair one pool's range with another's slot.
+        let selection = try context.database.read { _ -> (slot: Int, record: PoolStore.SlotRecord)? in
+            guard let live = try pool.live(), let slot = live.plan.slot(forDay: today),
+                  let record = try pool.slot(slot, of: live.generationID) else { return nil }
+            return (slot, record)
+        }
+        guard let (slot, record) = selection else {
             if !context.dryRun {
                 try log.record(.init(fetchedAt: context.nowMilliseconds, day: today, slot: nil, outcome: "no-credential", httpStatus: nil, rows: nil, hitLimit: nil))
             }
