@@ -59,9 +59,30 @@ enum MintPoolBench {
         }
         CryptoBench.printTable(header: ["tokens", "fresh pass ms", "replacing pass ms", "tokens/s", "bare sign/s", "bare sign ms",
                                         "sqlite3 txn ms", "budget ms", "within budget"], rows: rows)
+        try breakdown(count: sizes.max() ?? 10_000)
         print("fresh pass: empty store; replacing pass: a pool of the same size is live and is swapped out and purged.")
         print("budget = 2 × bare signing time + the sqlite3 shell's one-transaction insert of the same rows.")
     }
+
+    /// Where a token's time goes: the pass's per-token steps timed separately over `count` tokens.
+    static func breakdown(count: Int) throws {
+        let keyring = try StoreKeyring(storeKey: try SecretBytes.random(count: 32))
+        let minter = DayTokenMinter(key: try Secp256k1PrivateKey.generate())
+        let windows = (0..<count).map { DayWindow(day: 20_000 + Int64($0), slackSeconds: 300) }
+        var tokens: [[UInt8]] = []
+        tokens.reserveCapacity(count)
+        let payloads = time { for window in windows { tokens.append(DayTokenClaims.payloadJSON(issuedAt: 1, window: window, issuer: minter.issuer)) } }
+        tokens.removeAll(keepingCapacity: true)
+        let sign = try time { for window in windows { tokens.append(Array(try minter.token(for: window, issuedAt: 1).utf8)) } }
+        var sink = 0
+        let seal = try time { for token in tokens { sink &+= try keyring.seal(token, purpose: "token-pool-jwt").count } }
+        let index = time { for token in tokens { sink &+= Int(keyring.blindIndex(token, purpose: "token-pool-jwt")[0]) } }
+        CryptoBench.blackHole(UInt8(truncatingIfNeeded: sink))
+        print("per token (µs), \(count) tokens: payload bytes \(us(payloads, count)), JWT incl. ES256K signature \(us(sign, count)), " +
+              "AES-GCM seal \(us(seal, count)), blind index \(us(index, count))")
+    }
+
+    static func us(_ seconds: Double, _ count: Int) -> String { CryptoBench.format(seconds * 1e6 / Double(count), decimals: 1) }
 
     struct Figures {
         var freshPassSeconds: Double
