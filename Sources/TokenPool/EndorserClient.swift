@@ -15,6 +15,15 @@ public struct EndorserClient: Sendable {
         case transient(status: Int?)
         case badResponse(status: Int?)
         case invalidURL
+
+        /// The HTTP status answered, if any.
+        public var httpStatus: Int? {
+            switch self {
+            case .fetched(let status, _, _), .credentialRejected(let status), .refused(let status): return status
+            case .transient(let status), .badResponse(let status): return status
+            case .invalidURL: return nil
+            }
+        }
     }
 
     let client: HTTPClient

@@ -19,7 +19,7 @@ struct IdentityImportCommand: Command {
         let key: Secp256k1PrivateKey
         do { key = try Secp256k1PrivateKey(rawRepresentation: SecretBytes(bytes)) }
         catch { throw JobError.badInput("key-invalid", "the key is not a valid secp256k1 private key (zero or not below the group order)") }
-        let keyring = try StoreKeyring(storeKey: context.storeKey())
+        let keyring = try context.keyring()
         let (identity, created) = try IdentityStore(database: context.database).importKey(key, keyring: keyring, now: context.nowMilliseconds)
         context.logger.info("identity.imported", ["created": .bool(created)])
         IdentityOutput.print(identity, created: created, context)
@@ -31,7 +31,7 @@ struct IdentityNewCommand: Command {
     let summary = "generate a secp256k1 key and store it as a did:ethr identity, sealed"
 
     func run(_ context: JobContext) throws {
-        let keyring = try StoreKeyring(storeKey: context.storeKey())
+        let keyring = try context.keyring()
         let (identity, created) = try IdentityStore(database: context.database).importKey(try Secp256k1PrivateKey.generate(), keyring: keyring, now: context.nowMilliseconds)
         context.logger.info("identity.generated")
         IdentityOutput.print(identity, created: created, context)
@@ -111,7 +111,7 @@ struct IdentityExportCommand: Command {
         guard identity.method == .ethr else {
             throw JobError.badInput("unsupported-identity", "a passkey (did:peer) identity has no private key here to export")
         }
-        let key = try identities.openKey(of: identity, keyring: try StoreKeyring(storeKey: context.storeKey()))
+        let key = try identities.openKey(of: identity, keyring: try context.keyring())
         let hex = Hex.encode(key.rawRepresentation.copyBytes())
         context.logger.info("identity.exported")
         if context.jsonOutput {

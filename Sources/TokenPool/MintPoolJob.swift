@@ -21,7 +21,7 @@ struct MintPoolJob: Job {
             return .completed(counts, details: Self.details(plan))
         }
 
-        let keyring = try StoreKeyring(storeKey: context.storeKey())
+        let keyring = try context.keyring()
         let minting = PoolMinting(database: context.database, keyring: keyring, between: context.checkCancellation,
                                   progress: { context.progress(done: $0, total: $1) })
         let outcome = try minting.run(nowSeconds: nowSeconds, nowMilliseconds: context.nowMilliseconds, size: size, slackSeconds: slack)

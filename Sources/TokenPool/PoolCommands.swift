@@ -148,7 +148,7 @@ enum PoolOutput {
 
     /// Opens every slot's sealed token (the store key must match).
     static func openTokens(_ slots: [PoolStore.SlotRecord], _ context: JobContext) throws -> [String] {
-        let keyring = try StoreKeyring(storeKey: context.storeKey())
+        let keyring = try context.keyring()
         do {
             return try slots.map { String(decoding: try keyring.open($0.sealedToken, purpose: PoolStore.tokenPurpose).copyBytes(), as: UTF8.self) }
         } catch {

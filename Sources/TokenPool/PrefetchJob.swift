@@ -53,7 +53,7 @@ struct PrefetchJob: Job {
             return .completed(["would_request": 1], details: window)
         }
 
-        let keyring = try StoreKeyring(storeKey: context.storeKey())
+        let keyring = try context.keyring()
         let token: String
         do {
             let bytes = try keyring.open(record.sealedToken, purpose: PoolStore.tokenPurpose)
@@ -63,6 +63,8 @@ struct PrefetchJob: Job {
         }
 
         let outcome = EndorserClient().prefetch(baseURL: baseURL, token: token, request: request)
+        // On failure too, the ledger (and so `job status`) keeps the HTTP status (0: no answer).
+        context.committed = ["http_status": outcome.httpStatus ?? 0]
         let at = context.nowMilliseconds
         switch outcome {
         case .fetched(let status, let rows, let hitLimit):
