@@ -10,6 +10,10 @@ struct MintPoolJob: Job {
     func run(_ context: JobContext) throws -> JobResult {
         let size = try context.settings.int(TokenPoolSettings.poolSize)
         let slack = try context.settings.int(TokenPoolSettings.slackSeconds)
+        // Validated when set; a value written into the table by other means is refused, not trusted.
+        guard (2...100_000).contains(size), (0...DayWindow.maximumSlackSeconds).contains(slack) else {
+            throw JobError.configuration("setting", "pool.size or pool.slack-seconds holds a value out of range; set it again with 'job settings set'")
+        }
         let nowSeconds = PoolCalendar.floorDivide(context.nowMilliseconds, 1000)
 
         if context.dryRun {

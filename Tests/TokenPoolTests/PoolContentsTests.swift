@@ -122,3 +122,17 @@ import TestSupport
         #expect(try harness.command(["identity", "export"]).stdout.isEmpty)
     }
 }
+
+extension PoolContentsTests {
+    @Test func aSettingWrittenOutOfRangeBehindTheCommandsIsAConfigurationError() throws {
+        let harness = PoolHarness()
+        try harness.importKey(PoolHarness.keyA)
+        let db = try harness.database()
+        try db.write { db in
+            _ = try db.execute("INSERT INTO settings (key, value, updated_at) VALUES ('pool.slack-seconds', '90000', 0)", [])
+        }
+        let result = try harness.pass("mint-pool", now: Self.now)
+        #expect(result.exitCode == .configuration)
+        #expect(try harness.exportedTokens().isEmpty)
+    }
+}
