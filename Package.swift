@@ -26,7 +26,8 @@ let package = Package(
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
         .target(name: "TokenPool", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
-        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "TokenPool"]),
+        .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "TokenPool", "Relay"]),
 
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
@@ -34,10 +35,11 @@ let package = Package(
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "TokenPool", "Runner", "Store"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "TokenPool", "Relay", "Runner", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
     ],
     swiftLanguageModes: [.v5]

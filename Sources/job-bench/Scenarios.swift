@@ -4,6 +4,8 @@ let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "crypto": CryptoBench.run,
     "mint-pool": MintPoolBench.run,
     "startup": StartupBench.run,
+    "send-wakeups": SendWakeupsBench.run,
+    "clean-tokens": CleanTokensBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).

@@ -1,5 +1,6 @@
 import Foundation
 import JobCLI
+import Relay
 import Runner
 import TokenPool
 
@@ -7,6 +8,7 @@ import TokenPool
 let catalog = Catalog(modules: [
     RunnerModule.module,
     TokenPoolModule.module,
+    RelayModule.module,
 ])
 
 let code = CommandLineApp(catalog: catalog).run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
