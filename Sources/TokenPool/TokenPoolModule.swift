@@ -13,7 +13,7 @@ import Runner
 /// - `IdentityStore`, `PoolStore`, `FetchLog`, `TokenPoolMigrations`: the tables. Keys and tokens are sealed with
 ///   `StoreKeyring`; a pool is a generation (`staging` → `live` → `retired`) swapped live in one transaction.
 /// - `PoolMinting` + `MintPoolJob` (`mint-pool`); `PrefetchRequest`, `EndorserClient` + `PrefetchJob` (`prefetch`).
-/// - `IdentityCommands`, `PoolCommands`: `job identity …` and `job pool …`.
+/// - `IdentityCommands`, `PoolCommands`: `job identity …` and `job pool …`; `PoolDoctor`: `job doctor`'s `token-pool` group.
 /// - Settings (`TokenPoolSettings`): `pool.size`, `pool.slack-seconds`, `prefetch.plan-ids`, `prefetch.after-id`;
 ///   environment: `ENDORSER_URL`.
 public enum TokenPoolModule {
@@ -26,5 +26,6 @@ public enum TokenPoolModule {
             IdentityUseCommand(), IdentityExportCommand(),
             PoolShowCommand(), PoolExportCommand(), PoolVerifyCommand(), PoolClearCommand(),
         ],
-        settings: TokenPoolSettings.all)
+        settings: TokenPoolSettings.all,
+        doctor: [PoolDoctor.group])
 }
