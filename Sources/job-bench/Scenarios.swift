@@ -3,6 +3,7 @@
 let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "crypto": CryptoBench.run,
     "fuzz-media": FuzzMediaBench.run,
+    "mint-pool": MintPoolBench.run,
     "startup": StartupBench.run,
     "send-wakeups": SendWakeupsBench.run,
     "clean-tokens": CleanTokensBench.run,

@@ -22,6 +22,11 @@ import TestSupport
     static let fileName = "CANARY-file-name.txt"
     static let fileContent = "CANARY-file-content-5a5a"
     static let folderName = "canary-folder-zz"
+    static let identityKey = String(repeating: "2a11ce00", count: 8)
+    static let peerDID = "did:peer:2.CANARYpeerDIDvalue"
+    static let endorserHost = "canary-endorser-host.invalid"
+    static let planID = "CANARYPLAN1"
+    static let afterID = "01CANARYAFTER0000000000000"
 
     /// One run of the binary: what it printed on stderr.
     struct Run { let arguments: [String]; let stderr: String; let stdout: String; let exitCode: Int32 }
@@ -44,6 +49,7 @@ import TestSupport
             "APNS_TOPIC": PrivacyCanaryTests.topic,
             "APNS_URL": "https://\(PrivacyCanaryTests.apnsHost):9",
             "APNS_SANDBOX_URL": "https://\(PrivacyCanaryTests.apnsHost):9",
+            "ENDORSER_URL": "http://\(PrivacyCanaryTests.endorserHost):9",
             "JOB_METRICS_DIR": metrics,
             "JOB_LOG_LEVEL": "debug",
         ])
@@ -65,7 +71,8 @@ import TestSupport
 
     static func canaries(_ session: Session) -> [String] {
         [deviceID, deviceID.replacingOccurrences(of: "-", with: ""), otherDeviceID, apnsToken, apnsToken.uppercased(), relayHost, apnsHost,
-         syncthingHost, apiKey, keyID, teamID, topic, nickname, fileName, fileContent, folderName, "CANARY"] + session.extraCanaries
+         syncthingHost, apiKey, keyID, teamID, topic, nickname, fileName, fileContent, folderName, identityKey, peerDID, endorserHost,
+         planID, afterID, "CANARY"] + session.extraCanaries
     }
 
     /// Runs every job and command; returns the session for scanning.
@@ -105,6 +112,35 @@ import TestSupport
         try s.job(main, ["doctor"])
         try s.job(main, ["doctor", "--send-trigger"], json: true)
         try s.job(main, ["relay", "unregister", "--device-id", deviceID, "--apns-token", apnsToken])
+
+        // Token pool: an imported canary key, its DID, a passkey DID, minted JWTs, plan ids and an after-id.
+        let pool = s.store("pool")
+        try s.job(pool, ["identity", "import"], stdin: identityKey + "\n")
+        try s.job(pool, ["identity", "new"])
+        try s.job(pool, ["identity", "add-peer", peerDID])
+        let identities = try s.job(pool, ["identity", "list"], json: true)
+        let dids = identities.stdout.components(separatedBy: "\"").filter { $0.hasPrefix("did:ethr:0x") }
+        for did in dids { s.extraCanaries += [did, String(did.dropFirst("did:ethr:".count)), String(did.dropFirst("did:ethr:0x".count)).lowercased()] }
+        if let imported = dids.first { try s.job(pool, ["identity", "use", imported]) }
+        try s.job(pool, ["settings", "set", "pool.size", "5"])
+        try s.job(pool, ["settings", "set", "prefetch.plan-ids", planID + ",CANARYPLAN2"])
+        try s.job(pool, ["settings", "set", "prefetch.after-id", afterID])
+        try s.job(pool, ["mint-pool", "--dry-run"])
+        try s.job(pool, ["mint-pool"])
+        try s.job(pool, ["pool", "show"], json: true)
+        let exported = try s.job(pool, ["pool", "export"], json: true)
+        for token in exported.stdout.components(separatedBy: "\"") where token.hasPrefix("eyJ") {
+            s.extraCanaries += [token, String(token.split(separator: ".").last ?? "")]
+        }
+        try s.job(pool, ["pool", "verify"])
+        try s.job(pool, ["prefetch", "--dry-run"])
+        try s.job(pool, ["prefetch"])
+        try s.job(pool, ["prefetch"], logJSON: true)
+        try s.job(pool, ["identity", "export"])
+        try s.job(pool, ["identity", "use", peerDID])
+        try s.job(pool, ["mint-pool"])
+        try s.job(pool, ["pool", "clear"])
+        try s.job(pool, ["identity", "use", "did:ethr:0xCANARY0000000000000000000000000000000000"])
 
         // Mesh: two nodes with canary nicknames exchange an announce and a file with a canary name and content.
         let a = s.store("mesh-a"), b = s.store("mesh-b")
@@ -163,7 +199,7 @@ import TestSupport
             let text = try String(contentsOfFile: s.metrics + "/" + name, encoding: .utf8)
             for canary in canaries { #expect(!text.contains(canary), "\(name) carries a canary") }
         }
-        for store in ["main", "mesh-a", "mesh-b"] {
+        for store in ["main", "mesh-a", "mesh-b", "pool"] {
             let db = try Database(path: s.store(store))
             var ledger = ""
             try db.forEachRow("SELECT job, outcome, counts, coalesce(reason, '') FROM job_runs") { row in
@@ -191,6 +227,10 @@ import TestSupport
         let s = try PrivacyCanaryTests.session.get()
         // Unreachable canary hosts and malformed canary input must have produced failures with messages on stderr.
         #expect(s.runs.contains { $0.arguments.first == "send-wakeups" && $0.exitCode == 75 })
+        #expect(s.runs.contains { $0.arguments == ["prefetch"] && $0.exitCode == 75 }, "prefetch reached for the canary Endorser host")
+        #expect(s.runs.contains { $0.arguments == ["mint-pool"] && $0.exitCode == 65 }, "the passkey identity was refused")
+        #expect(s.extraCanaries.filter { $0.hasPrefix("eyJ") }.count == 5, "the minted JWTs are canaries too")
+        #expect(s.extraCanaries.filter { $0.hasPrefix("did:ethr:0x") }.count == 2, "both identities' DIDs are canaries")
         #expect(s.runs.contains { $0.arguments.first == "retrigger-stale" && $0.exitCode != 0 })
         #expect(s.runs.contains { $0.arguments.starts(with: ["relay", "register"]) && $0.exitCode == 65 })
         #expect(s.runs.contains { $0.stderr.contains(" level=info ") })
