@@ -1,0 +1,24 @@
+import Testing
+@testable import Cryptography
+
+@Suite struct HexTests {
+    @Test func encodingIsLowercaseTwoDigitsPerByte() {
+        #expect(Hex.encode([0x00, 0x0f, 0xab, 0xff]) == "000fabff")
+        #expect(Hex.encode([]) == "")
+    }
+
+    @Test func decodingAcceptsEitherCase() throws {
+        #expect(try Hex.decode("000FabFF") == [0x00, 0x0f, 0xab, 0xff])
+        #expect(try Hex.decode("") == [])
+    }
+
+    @Test func oddLengthsAreRejected() {
+        #expect(throws: CryptoError.malformedInput("hex has an odd number of digits")) { try Hex.decode("abc") }
+    }
+
+    @Test func nonHexCharactersPrefixesAndWhitespaceAreRejected() {
+        for text in ["0x00", "zz", "ab cd", "ab\n", "éé", "-1"] {
+            #expect(throws: CryptoError.self) { try Hex.decode(text) }
+        }
+    }
+}
