@@ -63,6 +63,7 @@ public struct Settings {
 
 extension Database {
     /// Runs `body` in a new write transaction, or directly when one is already open on this connection.
+    @discardableResult
     public func writeIfNeeded<T>(_ body: (Database) throws -> T) throws -> T {
         isInTransaction ? try body(self) : try write(body)
     }

@@ -61,19 +61,25 @@ public final class Database {
     private func configure(_ options: Options) throws {
         // "This routine sets a busy handler that sleeps for a specified amount of time when a table is locked."
         sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
-        // Reading the schema first makes a file that is not a database fail here, before any pragma writes.
+        // Reading the schema first makes a file that is not a database fail here, before any pragma writes:
         // "SQLITE_NOTADB: the file being opened does not appear to be an SQLite database file."
-        _ = try scalar("SELECT count(*) FROM sqlite_schema") as Int64?
         if !options.readOnly {
-            // "Auto-vacuuming must be turned on before any tables are created. It is not possible to enable or
-            // disable auto-vacuum after a table has been created." — PRAGMA auto_vacuum. Harmless afterwards.
-            try execute("PRAGMA auto_vacuum = INCREMENTAL")
-            // "The WAL journaling mode is persistent; after being set it stays in effect across multiple database
-            // connections and after closing and reopening the database." Switching needs a brief exclusive lock,
-            // which the busy handler waits for.
-            let mode: String? = try scalar("PRAGMA journal_mode = WAL")
-            guard mode?.lowercased() == "wal" else {
-                throw StoreError.misuse("the store could not be switched to WAL mode")
+            // Both pragmas below need a write lock even when they change nothing, so they run only when needed:
+            // opening a connection must never wait for another process's write transaction.
+            let tables: Int64 = try scalar("SELECT count(*) FROM sqlite_schema") ?? 0
+            if tables == 0 {
+                // "Auto-vacuuming must be turned on before any tables are created. It is not possible to enable
+                // or disable auto-vacuum after a table has been created." — PRAGMA auto_vacuum.
+                try execute("PRAGMA auto_vacuum = INCREMENTAL")
+            }
+            let current: String? = try scalar("PRAGMA journal_mode")
+            if current?.lowercased() != "wal" {
+                // "The WAL journaling mode is persistent; after being set it stays in effect across multiple
+                // database connections and after closing and reopening the database."
+                let mode: String? = try scalar("PRAGMA journal_mode = WAL")
+                guard mode?.lowercased() == "wal" else {
+                    throw StoreError.misuse("the store could not be switched to WAL mode")
+                }
             }
         }
         // "In WAL mode when synchronous is NORMAL, … a transaction committed … might roll back following a power
@@ -108,7 +114,13 @@ public final class Database {
                 var tail: UnsafePointer<CChar>?
                 let rc = sqlite3_prepare_v2(handle, current, -1, &statementHandle, &tail)
                 let text = { () -> String in
-                    let count = tail.map { current.distance(to: $0) } ?? strlen(current)
+                    var count = tail.map { current.distance(to: $0) } ?? strlen(current)
+                    if rc != SQLITE_OK {
+                        // A statement that fails to parse leaves no useful tail: show it up to its semicolon.
+                        count = 0
+                        while current[count] != 0 && current[count] != 0x3b { count += 1 }
+                        if current[count] == 0x3b { count += 1 }
+                    }
                     let bytes = UnsafeRawBufferPointer(start: current, count: count)
                     return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 }
@@ -183,11 +195,13 @@ public final class Database {
     /// on another database connection." The busy timeout makes it wait instead. Taking the write lock up front
     /// avoids the deadlock-prone upgrade of a read transaction, which in WAL mode fails with SQLITE_BUSY_SNAPSHOT
     /// without consulting the busy handler.
+    @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try transaction("BEGIN IMMEDIATE", body)
     }
 
     /// Runs `body` in a read transaction (`BEGIN DEFERRED`): one consistent snapshot for all its queries.
+    @discardableResult
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         try transaction("BEGIN DEFERRED", body)
     }

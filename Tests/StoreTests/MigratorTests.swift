@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Store
+
+@Suite struct MigratorTests {
+    let directory = TemporaryDirectory("migrate")
+
+    static let migrations = [
+        Migration("test-001-a", sql: "CREATE TABLE a (x INTEGER) STRICT;"),
+        Migration("test-002-b", sql: "CREATE TABLE b (y INTEGER) STRICT; INSERT INTO b VALUES (1);"),
+    ]
+
+    @Test func migrationsApplyOnceAndAreRecordedByName() throws {
+        let db = try Database(path: directory.file("m.sqlite"))
+        let migrator = Migrator(MigratorTests.migrations)
+        #expect(try migrator.migrate(db, now: 1) == ["test-001-a", "test-002-b"])
+        #expect(try migrator.migrate(db, now: 2) == [])
+        #expect(try db.scalar("SELECT count(*) FROM b") as Int? == 1)
+        #expect(try db.query("SELECT name, applied_at FROM schema_migrations ORDER BY name").map { try $0.get(1, as: Int.self) } == [1, 1])
+    }
+
+    @Test func aLaterMigrationIsAppliedOnTopOfEarlierOnes() throws {
+        let db = try Database(path: directory.file("m.sqlite"))
+        try Migrator([MigratorTests.migrations[0]]).migrate(db, now: 1)
+        #expect(try Migrator(MigratorTests.migrations).migrate(db, now: 2) == ["test-002-b"])
+    }
+
+    @Test func aFailingMigrationLeavesNoTraceOfAnyPendingMigration() throws {
+        let db = try Database(path: directory.file("m.sqlite"))
+        let broken = Migrator([MigratorTests.migrations[0], Migration("test-002-broken", sql: "CREATE TABLE c (z); SELECT nope FROM missing;")])
+        #expect(throws: StoreError.self) { try broken.migrate(db, now: 1) }
+        #expect(try db.scalar("SELECT count(*) FROM sqlite_schema WHERE name IN ('a', 'c')") as Int? == 0)
+    }
+
+    @Test func aStoreWithAMigrationThisBinaryDoesNotKnowIsRefusedAsNewer() throws {
+        let db = try Database(path: directory.file("m.sqlite"))
+        try Migrator(MigratorTests.migrations + [Migration("test-003-future", sql: "CREATE TABLE f (x);")]).migrate(db, now: 1)
+        let older = Migrator(MigratorTests.migrations)
+        let error = #expect(throws: NewerSchemaError.self) { try older.migrate(db, now: 2) }
+        #expect(error?.unknownMigrationCount == 1)
+        #expect(try db.scalar("SELECT count(*) FROM schema_migrations") as Int? == 3)
+    }
+
+    @Test func twoConnectionsMigratingAtOnceApplyEachMigrationExactlyOnce() throws {
+        let path = directory.file("race.sqlite")
+        let counter = directory.file("counter.sqlite")
+        _ = try Database(path: counter)
+        // Each migration appends a row, so a double application would show as two rows.
+        let migrations = (1...20).map { i in Migration("race-\(i)", sql: "CREATE TABLE IF NOT EXISTS applied (n INTEGER) STRICT; INSERT INTO applied VALUES (\(i));") }
+        let group = DispatchGroup()
+        let failures = Failures()
+        for _ in 0..<4 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do {
+                    let db = try Database(path: path)
+                    try Migrator(migrations).migrate(db, now: 1)
+                } catch { failures.append(error) }
+            }.start()
+        }
+        group.wait()
+        #expect(failures.all.isEmpty, "\(failures.all)")
+        let db = try Database(path: path)
+        #expect(try db.scalar("SELECT count(*) FROM applied") as Int? == 20)
+    }
+}
+
+/// Errors collected from several threads.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [Error] = []
+    func append(_ error: Error) { lock.lock(); errors.append(error); lock.unlock() }
+    var all: [Error] { lock.lock(); defer { lock.unlock() }; return errors }
+}
