@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
-        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Grants"]),
 
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
@@ -33,6 +33,9 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
+
+        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "COpenSSL", "CShims"]),
+        .testTarget(name: "GrantsTests", dependencies: ["Grants", "TestSupport", "job"]),
     ],
     swiftLanguageModes: [.v5]
 )

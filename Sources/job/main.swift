@@ -1,10 +1,12 @@
 import Foundation
 import JobCLI
+import Grants
 import Runner
 
 // The command table: one line per module. A module lists its own jobs and commands.
 let catalog = Catalog(modules: [
     RunnerModule.module,
+    GrantsModule.module,
 ])
 
 let code = CommandLineApp(catalog: catalog).run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
