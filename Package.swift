@@ -9,6 +9,7 @@ let package = Package(
     name: "BackgroundJobs",
     products: [
         .executable(name: "job", targets: ["job"]),
+        .executable(name: "job-bench", targets: ["job-bench"]),
     ],
     targets: [
         // System libraries: module maps over the Debian -dev packages.
@@ -31,6 +32,8 @@ let package = Package(
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
+
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
 

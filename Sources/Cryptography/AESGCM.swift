@@ -36,6 +36,7 @@ public enum AESGCM {
     /// Explicit-nonce encryption, for known-answer tests only: a repeated nonce under one key breaks GCM.
     static func seal(_ plaintext: [UInt8], key: SecretBytes, nonce: [UInt8], associatedData: [UInt8]) throws -> (ciphertext: [UInt8], tag: [UInt8]) {
         try checkSizes(key: key, nonce: nonce)
+        try checkLengths(plaintext.count, associatedData.count)
         guard let context = EVP_CIPHER_CTX_new() else { throw libraryFailure("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(context) }  // also wipes the expanded key schedule
 
@@ -76,6 +77,7 @@ public enum AESGCM {
     static func open(ciphertext: [UInt8], tag: [UInt8], key: SecretBytes, nonce: [UInt8], associatedData: [UInt8]) throws -> [UInt8] {
         try checkSizes(key: key, nonce: nonce)
         guard tag.count == tagCount else { throw CryptoError.malformedInput("GCM tag must be 16 bytes") }
+        try checkLengths(ciphertext.count, associatedData.count)
         guard let context = EVP_CIPHER_CTX_new() else { throw libraryFailure("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(context) }
 
@@ -113,6 +115,11 @@ public enum AESGCM {
             throw CryptoError.authenticationFailed
         }
         return plaintext
+    }
+
+    /// OpenSSL's EVP update calls take an `int` length; nothing sealed here comes near it.
+    private static func checkLengths(_ counts: Int...) throws {
+        guard counts.allSatisfy({ $0 <= Int(Int32.max) }) else { throw CryptoError.malformedInput("input too large for one GCM message") }
     }
 
     private static func checkSizes(key: SecretBytes, nonce: [UInt8]) throws {

@@ -28,8 +28,10 @@ public struct Secp256k1PrivateKey: Sendable {
     /// A fresh random key.
     public static func generate() throws -> Secp256k1PrivateKey {
         // A random 32-byte string is out of range with probability ~2^-128; draw again if so.
+        // A failing random source throws out of the loop rather than spinning.
         while true {
-            if let key = try? Secp256k1PrivateKey(rawRepresentation: try SecretBytes.random(count: keyCount)) { return key }
+            let candidate = try SecretBytes.random(count: keyCount)
+            if let key = try? Secp256k1PrivateKey(rawRepresentation: candidate) { return key }
         }
     }
 

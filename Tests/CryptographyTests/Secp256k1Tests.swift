@@ -107,3 +107,22 @@ import Testing
         return out
     }
 }
+
+@Suite struct Secp256k1ConcurrencyTests {
+    @Test func concurrentSignersShareTheContextAndAgree() async throws {
+        let key = try Secp256k1Tests.referenceKey()
+        let expected = try Base64URL.decode(Secp256k1Tests.signature)
+        let results = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    var last: [UInt8] = []
+                    for _ in 0..<200 { last = try key.signature(for: bytes(Secp256k1Tests.message)) }
+                    return last
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 8)
+        #expect(results.allSatisfy { $0 == expected })
+    }
+}
