@@ -33,7 +33,7 @@ let package = Package(
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Runner", "Grants"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
 

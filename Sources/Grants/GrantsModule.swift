@@ -6,7 +6,7 @@ public enum GrantsModule {
     public static let module = Module(
         name: "grants",
         migrations: GrantsMigrations.all,
-        jobs: [],
+        jobs: [SweepGrantsJob()],
         commands: [
             NodeShowCommand(),
             GrantsIssueCommand(), GrantsAcceptCommand(), GrantsListCommand(), GrantsRevokeCommand(),

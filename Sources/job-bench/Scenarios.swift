@@ -2,6 +2,7 @@
 /// Add a scenario by writing `<Name>Bench.swift` with a `run(_:)` and listing it here.
 let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "crypto": CryptoBench.run,
+    "sweep-grants": SweepGrantsBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).
