@@ -6,12 +6,14 @@ public enum GrantsModule {
     public static let module = Module(
         name: "grants",
         migrations: GrantsMigrations.all,
-        jobs: [SweepGrantsJob()],
+        jobs: [SweepGrantsJob(), PullOffersJob()],
         commands: [
             NodeShowCommand(),
             GrantsIssueCommand(), GrantsAcceptCommand(), GrantsListCommand(), GrantsRevokeCommand(),
             BlockCommand(), UnblockCommand(),
             ContactsListCommand(), ContactsRenameCommand(), ContactsDeleteCommand(), ContactsDeleteAllCommand(),
+            ServeLinkCommand(),
+            OffersSendCommand(), OffersListCommand(), OffersCancelCommand(), OffersAcceptCommand(), OffersDeclineCommand(),
         ],
         settings: GrantsSettings.all)
 }

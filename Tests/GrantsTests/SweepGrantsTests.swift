@@ -42,9 +42,9 @@ import TestSupport
                 """, ["offer\(index)", contactID, finished ? nil : [UInt8](repeating: 1, count: 4), state, finished ? at : nil, at, at])
         }
         try alice.database.execute("""
-            INSERT INTO incoming_offers (offer_id, contact_id, file_count, total_bytes, state, received_at, decided_at)
-            VALUES ('in1', ?, 1, 1, 'declined', ?, ?), ('in2', ?, 1, 1, 'pending', ?, NULL)
-            """, [contactID, t0, t0, contactID, t0])
+            INSERT INTO incoming_offers (offer_id, from_endpoint_index, from_endpoint_sealed, file_count, total_bytes, state, received_at, decided_at)
+            VALUES ('in1', ?1, ?2, 1, 1, 'declined', ?3, ?3), ('in2', ?1, ?2, 1, 1, 'pending', ?3, NULL)
+            """, [alice.vault.index(carol), try alice.vault.seal(carol), t0])
         return (alice, lapsing!)
     }
 

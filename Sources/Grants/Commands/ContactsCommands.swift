@@ -52,10 +52,11 @@ enum ContactRemoval {
     static func remove(_ contact: Contact, node: Node, context: JobContext) throws -> Bool {
         let grantIDs = try context.database.write { _ -> [[UInt8]] in
             let ids = try node.issued.revoke(peer: contact.endpoint, now: context.nowMilliseconds)
+            try IncomingOffers(database: node.database, vault: node.vault).deleteAll(from: contact.endpoint)
             try node.contacts.delete(contact.id)
             return ids
         }
-        return false && !grantIDs.isEmpty
+        return RevokeNotice.send(grantIDs: grantIDs, to: contact.endpoint, address: contact.address, node: node, context: context)
     }
 }
 

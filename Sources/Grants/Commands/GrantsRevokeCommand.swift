@@ -13,7 +13,7 @@ struct GrantsRevokeCommand: Command {
         let peer = try EndpointID(hex: try context.arguments.required("--peer"))
         let node = try Node(context)
         let grantIDs = try node.issued.revoke(peer: peer, now: context.nowMilliseconds)
-        let notified = false
+        let notified = RevokeNotice.send(grantIDs: grantIDs, to: peer, node: node, context: context)
         context.logger.info("grants-revoked", ["count": .int(grantIDs.count), "notified": .bool(notified)])
         if context.jsonOutput {
             context.printJSON(["revoked": .number(grantIDs.count), "peer_notified": .bool(notified)])

@@ -87,7 +87,8 @@ enum GrantsMigrations {
             CREATE TABLE incoming_offers (
                 id INTEGER PRIMARY KEY,
                 offer_id TEXT NOT NULL,
-                contact_id INTEGER NOT NULL REFERENCES contacts (id) ON DELETE CASCADE,
+                from_endpoint_index BLOB NOT NULL,
+                from_endpoint_sealed BLOB NOT NULL,
                 ticket_sealed BLOB,
                 sender_name TEXT,
                 file_count INTEGER NOT NULL CHECK (file_count >= 0),
@@ -96,10 +97,12 @@ enum GrantsMigrations {
                 received_at INTEGER NOT NULL,
                 decided_at INTEGER,
                 decision_reported_at INTEGER,
-                UNIQUE (contact_id, offer_id)
+                UNIQUE (from_endpoint_index, offer_id),
+                CHECK (state != 'declined' OR ticket_sealed IS NULL)
             ) STRICT;
-            CREATE INDEX incoming_offers_unreported ON incoming_offers (contact_id) WHERE state != 'pending' AND decision_reported_at IS NULL;
+            CREATE INDEX incoming_offers_unreported ON incoming_offers (from_endpoint_index) WHERE state != 'pending' AND decision_reported_at IS NULL;
             CREATE INDEX incoming_offers_decided ON incoming_offers (decided_at) WHERE state != 'pending';
+            CREATE INDEX incoming_offers_received ON incoming_offers (from_endpoint_index, received_at);
 
             CREATE TABLE notifications (
                 id INTEGER PRIMARY KEY,
