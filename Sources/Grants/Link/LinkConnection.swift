@@ -34,7 +34,8 @@ public final class LinkConnection {
                             connectTimeout: Int, ioTimeout: Int = 10) throws -> LinkConnection {
         ignoreSIGPIPE
         let fd = try Socket.connect(address, timeout: connectTimeout)
-        Socket.setTimeouts(fd, seconds: ioTimeout)
+        // The handshake gets the connect timeout too: a stale address that accepts TCP but never speaks TLS fails fast.
+        Socket.setTimeouts(fd, seconds: connectTimeout)
         let context: TLSContext
         do { context = try TLSContext(identity: identity, role: .client) } catch { Foundation.close(fd); throw error }
         guard let ssl = SSL_new(context.pointer) else { Foundation.close(fd); throw JobError.internal("cannot create a TLS session") }
@@ -52,6 +53,7 @@ public final class LinkConnection {
             SSL_free(ssl); Foundation.close(fd)
             throw LinkFailure.handshake
         }
+        Socket.setTimeouts(fd, seconds: ioTimeout)
         let connection = LinkConnection(ssl: ssl, fd: fd, context: context, remote: remote, protocolName: protocolName)
         guard remote == expected else {
             connection.close()
@@ -108,12 +110,17 @@ public final class LinkConnection {
 
     /// Receives one message.
     public func receive() throws -> LinkMessage {
-        let header = try readExactly(4, atStart: true)
-        let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
-        guard length <= LinkConnection.maxFrame else { throw LinkFailure.oversize }
-        let body = try readExactly(length, atStart: false)
+        let body = try receiveFrame()
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { throw LinkFailure.malformed }
         return try LinkMessage(fields: object)
+    }
+
+    /// Receives one frame's body as raw bytes (the JSON text), checking only the length.
+    public func receiveFrame() throws -> [UInt8] {
+        let header = try readExactly(4)
+        let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+        guard length <= LinkConnection.maxFrame else { throw LinkFailure.oversize }
+        return try readExactly(length)
     }
 
     /// Closes the connection (TLS close_notify, then the socket).
@@ -140,7 +147,7 @@ public final class LinkConnection {
         }
     }
 
-    private func readExactly(_ count: Int, atStart: Bool) throws -> [UInt8] {
+    private func readExactly(_ count: Int) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
         var offset = 0
         while offset < count {

@@ -69,6 +69,10 @@ struct LinkServer {
                                  cooldownMilliseconds: Int64(try settings.int(GrantsSettings.declineCooldownMinutes)) * 60_000)
         let now = context.nowMilliseconds
         let receipt = try incoming.receive(offer, from: connection.remote, limits: limits, now: now)
+        if case .stored = receipt, let name = offer.senderName, let contact = try node.contacts.find(connection.remote) {
+            // Shown beside the user's own label, never in place of it (seed §4.1).
+            try node.contacts.recordClaimedName(name, contactID: contact.id)
+        }
         let decisions = try incoming.unreportedDecisions(from: connection.remote)
         let result: String
         switch receipt {

@@ -38,6 +38,12 @@ struct ServeLinkCommand: Command {
         let (listener, port) = try Socket.listen(listen)
         defer { close(listener) }
         shim_install_termination_handlers()
+        // A parent may have started us with SIGTERM blocked (the mask survives exec); this loop must hear it.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
         let bound = LinkAddress(host: listen.host, port: port)
         if context.jsonOutput { context.printJSON(["listening": .string(bound.text), "port": .number(port)]) }
         else { context.print("listening on \(bound.text)") }
