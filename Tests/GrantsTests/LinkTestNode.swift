@@ -50,12 +50,12 @@ final class LinkTestNode: @unchecked Sendable {
     var endpoint: EndpointID { try! EndpointID(hex: endpointHex) }
     var address: String { "127.0.0.1:\(port)" }
 
-    /// Starts `serve-link --listen 127.0.0.1:0` and reads the bound port from its first line.
-    func startServer(now: String? = nil) throws {
+    /// Starts `serve-link --listen 127.0.0.1:PORT` (0: a free port) and reads the bound port from its first line.
+    func startServer(now: String? = nil, port requested: UInt16 = 0) throws {
         _ = endpointHex
         var arguments = ["--store", store]
         if let now { arguments += ["--now", now] }
-        arguments += ["serve-link", "--listen", "127.0.0.1:0", "--idle-exit", "300"]
+        arguments += ["serve-link", "--listen", "127.0.0.1:\(requested)", "--idle-exit", "300"]
         let process = try JobProcess.start(arguments, environment: environment)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
