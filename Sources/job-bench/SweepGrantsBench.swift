@@ -13,6 +13,7 @@ enum SweepGrantsBench {
         var rows = 1_000_000
         var expiredPercent = 10
         var keep = false
+        var rounds = 5
         var rest = arguments
         while let option = rest.popFirst() {
             switch option {
@@ -26,12 +27,18 @@ enum SweepGrantsBench {
                     throw BenchUsageError(message: "--expired-percent needs a whole number from 0 to 100")
                 }
                 expiredPercent = n
+            case "--rounds":
+                guard let value = rest.popFirst(), let n = Int(value), (1...20).contains(n) else {
+                    throw BenchUsageError(message: "--rounds needs a whole number from 1 to 20")
+                }
+                rounds = n
             case "--keep":
                 keep = true
             case "--help", "-h":
-                print("usage: job-bench sweep-grants [--rows N] [--expired-percent P] [--keep]")
+                print("usage: job-bench sweep-grants [--rows N] [--expired-percent P] [--rounds R] [--keep]")
                 print("  --rows N              issued grants in the store (default 1000000)")
                 print("  --expired-percent P   share idle past their deadline (default 10)")
+                print("  --rounds R            passes of each on fresh copies, order alternating; the median is compared (default 5)")
                 print("  --keep                leave the stores in the temporary folder")
                 return
             default:
@@ -42,42 +49,74 @@ enum SweepGrantsBench {
         let folder = NSTemporaryDirectory() + "sweep-grants-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(atPath: folder) } }
+        let pristinePath = folder + "/pristine.sqlite"
         let storePath = folder + "/store.sqlite"
         let copyPath = folder + "/baseline.sqlite"
         let now: Int64 = 1_780_000_000_000
 
         let buildStart = Date()
-        try build(storePath, rows: rows, expiredPercent: expiredPercent, now: now)
-        try FileManager.default.copyItem(atPath: storePath, toPath: copyPath)
-        print("sweep-grants: \(rows) issued grants, \(expiredPercent)% idle-expired (built in \(String(format: "%.1f", Date().timeIntervalSince(buildStart))) s)")
-
-        let job = try ChildProcess.run(executable: siblingExecutable("job"),
-                                       arguments: ["--store", storePath, "--now", "@\(now / 1000)", "--json", "sweep-grants"])
-        guard job.status == 0 else { throw BenchFailure("job sweep-grants exited \(job.status): \(job.stderr)") }
+        try build(pristinePath, rows: rows, expiredPercent: expiredPercent, now: now)
+        print("sweep-grants: \(rows) issued grants, \(expiredPercent)% idle-expired (built in \(String(format: "%.1f", Date().timeIntervalSince(buildStart))) s); \(rounds) round(s) on fresh identical copies")
 
         let retentionCutoff = now / 1000 * 1000 - 30 * 86_400_000
-        let offerCutoff = retentionCutoff
         var script = "PRAGMA journal_mode = WAL;\nPRAGMA synchronous = FULL;\nPRAGMA foreign_keys = ON;\nBEGIN IMMEDIATE;\n"
         for step in SweepStep.all {
-            let argument = step.argument(now / 1000 * 1000, retentionCutoff, offerCutoff)
+            let argument = step.argument(now / 1000 * 1000, retentionCutoff, retentionCutoff)
             script += step.plainSQL.replacingOccurrences(of: "?1", with: String(argument)) + ";\n"
         }
         script += "COMMIT;\n"
-        let baseline = try ChildProcess.run(executable: "/usr/bin/sqlite3", arguments: [copyPath], stdin: script)
-        guard baseline.status == 0 else { throw BenchFailure("sqlite3 exited \(baseline.status): \(baseline.stderr)") }
 
-        let lapsedJob = try count(storePath, "SELECT count(*) FROM grants_issued WHERE revoke_reason = 'expired'")
-        let lapsedBaseline = try count(copyPath, "SELECT count(*) FROM grants_issued WHERE revoke_reason = 'expired'")
-        let ratio = job.seconds / max(baseline.seconds, 0.000_001)
-        CryptoBench.printTable(header: ["pass", "wall ms", "peak RSS MiB", "grants lapsed"], rows: [
-            ["job sweep-grants (batches of 1,000)", CryptoBench.format(job.seconds * 1000, decimals: 0),
-             CryptoBench.format(Double(job.maxRSSKiB) / 1024, decimals: 1), String(lapsedJob)],
-            ["sqlite3 shell, plain SQL, one transaction", CryptoBench.format(baseline.seconds * 1000, decimals: 0),
-             CryptoBench.format(Double(baseline.maxRSSKiB) / 1024, decimals: 1), String(lapsedBaseline)],
-        ])
-        print("ratio \(CryptoBench.format(ratio, decimals: 2))× (target ≤ 1.50×); peak memory \(Double(job.maxRSSKiB) / 1024 < 64 ? "under" : "OVER") 64 MiB")
-        print("job counts: \(job.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
-        if lapsedJob != lapsedBaseline { print("MISMATCH: the pass and the baseline lapsed different numbers of grants") }
+        var rowsOut: [[String]] = []
+        var jobRuns: [ChildProcess.Outcome] = []
+        var baselineRuns: [ChildProcess.Outcome] = []
+        var lastCounts = ""
+        for round in 1...rounds {
+            for path in [storePath, copyPath] {
+                try? FileManager.default.removeItem(atPath: path)
+                try FileManager.default.copyItem(atPath: pristinePath, toPath: path)
+            }
+            sync()  // the copies' dirty pages must not be written back during either timed run
+            func runJob() throws -> ChildProcess.Outcome {
+                let job = try ChildProcess.run(executable: siblingExecutable("job"),
+                                               arguments: ["--store", storePath, "--now", "@\(now / 1000)", "--json", "sweep-grants"])
+                guard job.status == 0 else { throw BenchFailure("job sweep-grants exited \(job.status): \(job.stderr)") }
+                return job
+            }
+            func runBaseline() throws -> ChildProcess.Outcome {
+                let baseline = try ChildProcess.run(executable: "/usr/bin/sqlite3", arguments: [copyPath], stdin: script)
+                guard baseline.status == 0 else { throw BenchFailure("sqlite3 exited \(baseline.status): \(baseline.stderr)") }
+                return baseline
+            }
+            // Alternate which goes first, so neither always meets the warmer page cache.
+            let job: ChildProcess.Outcome
+            let baseline: ChildProcess.Outcome
+            if round % 2 == 1 { job = try runJob(); baseline = try runBaseline() } else { baseline = try runBaseline(); job = try runJob() }
+            let lapsedJob = try count(storePath, "SELECT count(*) FROM grants_issued WHERE revoke_reason = 'expired'")
+            let lapsedBaseline = try count(copyPath, "SELECT count(*) FROM grants_issued WHERE revoke_reason = 'expired'")
+            if lapsedJob != lapsedBaseline { print("MISMATCH in round \(round): the pass lapsed \(lapsedJob), the baseline \(lapsedBaseline)") }
+            jobRuns.append(job)
+            baselineRuns.append(baseline)
+            lastCounts = job.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            rowsOut.append(["\(round)", CryptoBench.format(job.seconds * 1000, decimals: 0), CryptoBench.format(baseline.seconds * 1000, decimals: 0),
+                            CryptoBench.format(job.seconds / max(baseline.seconds, 0.000_001), decimals: 2),
+                            CryptoBench.format(Double(job.maxRSSKiB) / 1024, decimals: 1), CryptoBench.format(Double(baseline.maxRSSKiB) / 1024, decimals: 1),
+                            String(lapsedJob)])
+        }
+        CryptoBench.printTable(header: ["round", "job sweep-grants ms", "sqlite3 plain SQL ms", "ratio", "job peak MiB", "sqlite3 peak MiB", "lapsed"],
+                               rows: rowsOut)
+        let jobMedian = median(jobRuns.map(\.seconds))
+        let baselineMedian = median(baselineRuns.map(\.seconds))
+        let peak = Double(jobRuns.map(\.maxRSSKiB).max() ?? 0) / 1024
+        print("median: job \(CryptoBench.format(jobMedian * 1000, decimals: 0)) ms (batches of 1,000, one transaction each), " +
+              "sqlite3 \(CryptoBench.format(baselineMedian * 1000, decimals: 0)) ms (one transaction)")
+        print("ratio \(CryptoBench.format(jobMedian / max(baselineMedian, 0.000_001), decimals: 2))× (target ≤ 1.50×); " +
+              "job peak memory \(CryptoBench.format(peak, decimals: 1)) MiB (target < 64 MiB)")
+        print("last job result: \(lastCounts)")
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
     }
 
     /// Creates the store with the real migrations and fills `grants_issued` with random sealed-size blobs.

@@ -12,9 +12,7 @@ public struct SweepStep: Sendable {
     public let name: String
     /// Counts the rows this step would touch; arguments as for `batch`.
     public let countSQL: String
-    /// The last rowid of the next batch: arguments `?1`, the previous batch's last rowid `?2`, the batch size `?3`.
-    public let batchEndSQL: String
-    /// Handles the rows after `?2` up to and including `?3` (at most one batch, by the query above).
+    /// Handles the next batch — at most `?3` rows after rowid `?2` — and returns their rowids.
     public let batchSQL: String
     /// The same work as one plain statement, for the benchmark's baseline.
     public let plainSQL: String
@@ -54,8 +52,7 @@ public struct SweepStep: Sendable {
          argument: @escaping @Sendable (Int64, Int64, Int64) -> Int64) {
         self.name = name
         countSQL = "SELECT count(*) FROM \(table) WHERE \(condition)"
-        batchEndSQL = "SELECT max(rowid) FROM (SELECT rowid FROM \(table) WHERE rowid > ?2 AND \(condition) ORDER BY rowid LIMIT ?3)"
-        batchSQL = "\(action) WHERE rowid > ?2 AND rowid <= ?3 AND \(condition)"
+        batchSQL = "\(action) WHERE rowid IN (SELECT rowid FROM \(table) WHERE rowid > ?2 AND \(condition) ORDER BY rowid LIMIT ?3) RETURNING rowid"
         plainSQL = "\(action) WHERE \(condition)"
         self.argument = argument
     }
