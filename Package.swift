@@ -25,17 +25,20 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
-        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Grants"]),
+        .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Relay", "Grants"]),
 
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
-        .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport"]),
+        .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
 
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Runner", "Grants"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Relay", "Runner", "Store", "Grants"]),
 
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
 
         .target(name: "Grants", dependencies: ["Runner", "Cryptography", "COpenSSL", "CShims"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "TestSupport", "job"]),

@@ -2,6 +2,10 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 int shim_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int byteCount) {
     return sqlite3_bind_text(stmt, index, text, byteCount, SQLITE_TRANSIENT);
@@ -10,6 +14,21 @@ int shim_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *
     /* A zero-length blob must still bind as a blob, not NULL: pass a non-NULL pointer. */
     static const char empty = 0;
     return sqlite3_bind_blob(stmt, index, byteCount == 0 ? (const void *)&empty : bytes, byteCount, SQLITE_TRANSIENT);
+}
+
+static int fair_busy_handler(void *context, int attempts) {
+    int timeout_ms = (int)(intptr_t)context;
+    if ((long)attempts * 2 >= timeout_ms) return 0;  /* give up: SQLITE_BUSY reaches the caller */
+    usleep(2000);
+    return 1;
+}
+
+int shim_sqlite3_fair_busy_timeout(sqlite3 *db, int timeout_ms) {
+    return sqlite3_busy_handler(db, fair_busy_handler, (void *)(intptr_t)timeout_ms);
+}
+
+int shim_sqlite3_no_checkpoint_on_close(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on, (int *)0);
 }
 
 CURLcode shim_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) { return curl_easy_setopt(handle, option, value); }
@@ -21,6 +40,23 @@ CURLcode shim_curl_easy_setopt_read_callback(CURL *handle, shim_curl_data_callba
 CURLMcode shim_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) { return curl_multi_setopt(multi, option, value); }
 CURLcode shim_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) { return curl_easy_getinfo(handle, info, value); }
 CURLcode shim_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) { return curl_easy_getinfo(handle, info, value); }
+CURLcode shim_curl_msg_result(const CURLMsg *message) { return message->data.result; }
+
+int shim_pem_certificate_spki_sha256(const char *pem, size_t length, unsigned char out[32]) {
+    if (pem == NULL || length == 0 || length > (size_t)INT32_MAX) return 0;
+    int ok = 0;
+    unsigned char *der = NULL;
+    BIO *bio = BIO_new_mem_buf(pem, (int)length);
+    X509 *certificate = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *key = certificate ? X509_get0_pubkey(certificate) : NULL;
+    int derLength = key ? i2d_PUBKEY(key, &der) : -1;
+    unsigned int digestLength = 0;
+    if (derLength > 0 && EVP_Digest(der, (size_t)derLength, out, &digestLength, EVP_sha256(), NULL) == 1 && digestLength == 32) ok = 1;
+    OPENSSL_free(der);
+    X509_free(certificate);
+    BIO_free(bio);
+    return ok;
+}
 
 long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_min_proto_version(ctx, version); }
 long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_max_proto_version(ctx, version); }
@@ -47,6 +83,11 @@ void shim_install_termination_handlers(void) {
     /* No SA_RESTART: a blocking read or poll returns EINTR so the pass notices promptly. */
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGINT, &action, NULL);
+    sigset_t wanted;
+    sigemptyset(&wanted);
+    sigaddset(&wanted, SIGTERM);
+    sigaddset(&wanted, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &wanted, NULL);
 }
 
 int shim_termination_signal(void) { return termination_signal; }

@@ -12,3 +12,20 @@ public struct HTTPRequest: Sendable {
         self.body = body
     }
 }
+
+/// Printing a request shows its shape only: the URL, header values and body may carry tokens and
+/// identifiers (DESIGN §5), so they never appear in descriptions, debug output or `dump`.
+extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        let body = self.body.map { "\($0.count)-byte body" } ?? "no body"
+        return "HTTPRequest(\(isHTTPToken(method) ? method : "?"), \(headers.count) headers, \(body))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: [:], displayStyle: .struct) }
+}
+
+private func isHTTPToken(_ text: String) -> Bool {
+    !text.isEmpty && text.utf8.count <= 32 && text.utf8.allSatisfy { $0 >= 0x41 && $0 <= 0x5A || $0 == 0x2D }
+}

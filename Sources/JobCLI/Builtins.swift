@@ -24,24 +24,29 @@ enum Builtins {
         let database = try invocation.openStore(catalog)
         let latest = try Ledger(database: database).latestRuns()
         let byJob = Dictionary(latest.map { ($0.job, $0) }, uniquingKeysWith: { a, _ in a })
+        let nextRuns = SystemdTimers.nextRuns(jobs: catalog.jobs.map(\.name))
         if invocation.jsonOutput {
             let rows: [JSON] = catalog.jobs.map { job in
                 guard let run = byJob[job.name] else {
                     return ["job": .string(job.name), "outcome": .null, "started_at": .null, "finished_at": .null,
-                            "duration_ms": .null, "exit_code": .null, "counts": .object([]), "reason": .null]
+                            "duration_ms": .null, "exit_code": .null, "counts": .object([]), "reason": .null,
+                            "next_run": .optional(nextRuns[job.name])]
                 }
                 return ["job": .string(job.name), "outcome": .string(run.outcome),
                         "started_at": .string(Date(unixMilliseconds: run.startedAt).rfc3339),
                         "finished_at": run.finishedAt.map { .string(Date(unixMilliseconds: $0).rfc3339) } ?? .null,
                         "duration_ms": .optional(run.durationMilliseconds), "exit_code": .optional(run.exitCode),
-                        "counts": countsJSON(run.countsJSON), "reason": .optional(run.reason)]
+                        "counts": countsJSON(run.countsJSON), "reason": .optional(run.reason),
+                        "next_run": .optional(nextRuns[job.name])]
             }
             invocation.output.write(JSON.array(rows).rendered() + "\n")
             return
         }
-        var table: [[String]] = [["JOB", "LAST", "FINISHED", "DURATION", "COUNTS"]]
+        let withTimers = !nextRuns.isEmpty
+        var table: [[String]] = [["JOB", "LAST", "FINISHED", "DURATION"] + (withTimers ? ["NEXT RUN"] : []) + ["COUNTS"]]
         for job in catalog.jobs {
-            guard let run = byJob[job.name] else { table.append([job.name, "never", "-", "-", "-"]); continue }
+            let next = withTimers ? [nextRuns[job.name] ?? "-"] : []
+            guard let run = byJob[job.name] else { table.append([job.name, "never", "-", "-"] + next + ["-"]); continue }
             let outcome = run.outcome + (run.reason.map { " (\($0))" } ?? "")
             let finished = run.finishedAt.map { Date(unixMilliseconds: $0).rfc3339 } ?? "-"
             let duration = run.durationMilliseconds.map { "\($0) ms" } ?? "-"
@@ -49,7 +54,7 @@ enum Builtins {
             if case .object(let pairs) = countsJSON(run.countsJSON), !pairs.isEmpty {
                 counts = pairs.map { "\($0.0)=\($0.1.rendered())" }.joined(separator: " ")
             } else { counts = "-" }
-            table.append([job.name, outcome, finished, duration, counts])
+            table.append([job.name, outcome, finished, duration] + next + [counts])
         }
         invocation.output.write(TextTable.render(table))
     }

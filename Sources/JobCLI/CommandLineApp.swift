@@ -14,11 +14,12 @@ public struct CommandLineApp {
         ("status", "last run of each job: outcome, finished at, duration, counts"),
         ("migrate", "create or upgrade the store (every command also does this itself)"),
         ("help", "show help for job or for a command"),
+        ("deployment", "write the systemd units, env example and crontab for the job table (--write DIR)"),
     ]
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
     public func run(arguments: [String], environment: [String: String], output: TextOutput = StandardOutput(),
-                    errorOutput: @escaping (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) -> ExitCode {
+                    errorOutput: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) -> ExitCode {
         do {
             let globals = try GlobalOptions(parsing: arguments)
             let words = globals.rest
@@ -35,7 +36,7 @@ public struct CommandLineApp {
                 output.write(try help.text(for: words.filter { !$0.hasPrefix("-") }))
                 return .success
             }
-            let invocation = try globals.invocation(environment: environment, output: output)
+            let invocation = try globals.invocation(environment: environment, output: output, errorOutput: errorOutput)
             let tokens = Array(words.dropFirst())
             switch first {
             case "list":
@@ -49,6 +50,18 @@ public struct CommandLineApp {
             case "migrate":
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "migrate")
                 try Builtins.migrate(catalog: catalog, invocation: invocation)
+                return .success
+            case "deployment":
+                let arguments = try Arguments(parsing: tokens, options: [.value("--write", "DIR", "")], positionals: [], commandName: "deployment")
+                let deployment = Deployment(catalog: catalog)
+                if let directory = arguments.value("--write") {
+                    do { try deployment.write(to: directory) } catch {
+                        throw JobError.configuration("deployment-write", "cannot write the deployment files; check the folder exists and is writable")
+                    }
+                    output.write("wrote \(deployment.files().count) files\n")
+                } else {
+                    for file in deployment.files() { output.write("==> \(file.path) <==\n\(file.content)\n") }
+                }
                 return .success
             default:
                 break

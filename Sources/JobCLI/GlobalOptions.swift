@@ -56,7 +56,7 @@ struct GlobalOptions {
     }
 
     /// Resolves the options against the environment into an `Invocation`.
-    func invocation(environment: [String: String], output: TextOutput) throws -> Invocation {
+    func invocation(environment: [String: String], output: TextOutput, errorOutput: @escaping @Sendable (String) -> Void) throws -> Invocation {
         func env(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         let storePath = store ?? env("JOB_STORE") ?? Invocation.defaultStorePath(environment: environment)
         guard !storePath.isEmpty else { throw JobError.usage("--store needs a path") }
@@ -72,6 +72,7 @@ struct GlobalOptions {
         let levelText = env("JOB_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw JobError.configuration("log-level", "JOB_LOG_LEVEL must be debug, info, warn or error") }
         return Invocation(storePath: storePath, clock: clock, jsonOutput: json, logFormat: format, logLevel: level,
-                          metricsDirectory: metricsDir ?? env("JOB_METRICS_DIR"), environment: environment, output: output)
+                          metricsDirectory: metricsDir ?? env("JOB_METRICS_DIR"), environment: environment, output: output,
+                          errorOutput: errorOutput)
     }
 }

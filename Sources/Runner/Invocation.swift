@@ -13,11 +13,14 @@ public struct Invocation: @unchecked Sendable {
     public var output: TextOutput
     /// Where log lines go (stderr when nil).
     public var logSink: (@Sendable (String) -> Void)?
+    /// Where one-line error messages for a person go (stderr).
+    public var errorOutput: @Sendable (String) -> Void
     public var readInput: @Sendable () -> [UInt8]
 
     public init(storePath: String, clock: Clock = .system, jsonOutput: Bool = false, logFormat: Logger.Format = .text,
                 logLevel: Logger.Level = .info, metricsDirectory: String? = nil, environment: [String: String] = [:],
                 output: TextOutput = StandardOutput(), logSink: (@Sendable (String) -> Void)? = nil,
+                errorOutput: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) },
                 readInput: @escaping @Sendable () -> [UInt8] = { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }) {
         self.storePath = storePath
         self.clock = clock
@@ -28,6 +31,7 @@ public struct Invocation: @unchecked Sendable {
         self.environment = environment
         self.output = output
         self.logSink = logSink
+        self.errorOutput = errorOutput
         self.readInput = readInput
     }
 

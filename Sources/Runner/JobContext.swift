@@ -31,6 +31,7 @@ public final class JobContext: @unchecked Sendable {
     public let settings: Settings
     private let storeKeyLocation: StoreKeyLocation
     private var cachedStoreKey: SecretBytes?
+    private var cachedKeyring: StoreKeyring?
     var heartbeat: (() throws -> Void)?
     /// The emitted progress (rows done, total), for an operator watching a TTY.
     var progressReporter: ProgressReporter?
@@ -59,18 +60,38 @@ public final class JobContext: @unchecked Sendable {
     public var nowMilliseconds: Int64 { clock.now().unixMilliseconds }
 
     /// The store key (DESIGN §4), loaded once; created on first use only at the default `<store>.key` location.
+    /// A key that is not the one this store's secrets were sealed under is a configuration error (exit 78).
     public func storeKey() throws -> SecretBytes {
         if let cachedStoreKey { return cachedStoreKey }
         let key = try storeKeyLocation.load()
+        try StoreKeyCheck.verify(key: key, database: database, now: Date().unixMilliseconds)
         cachedStoreKey = key
         return key
     }
 
-    /// Throws `JobError.cancelled` once SIGTERM or SIGINT arrived; also renews the lease when due.
-    /// Call it between batches, outside a transaction or inside (both are safe).
+    /// The keyring over the store key: sealing, opening and blind indexes for secrets at rest.
+    public func keyring() throws -> StoreKeyring {
+        if let cachedKeyring { return cachedKeyring }
+        let keyring = try StoreKeyring(storeKey: storeKey())
+        cachedKeyring = keyring
+        return keyring
+    }
+
+    /// What the pass has committed so far. A job that updates this as batches commit has them recorded
+    /// in the ledger even when it fails or is stopped part-way.
+    public var committed = Counts()
+    private var lastYield = Date()
+
+    /// Call between batches: throws `JobError.cancelled` once SIGTERM or SIGINT arrived, renews the lease when
+    /// due, and every 100 ms pauses 5 ms outside any transaction so other writers (the app, other jobs) get the
+    /// write lock instead of waiting for the whole pass. Safe inside a transaction too (then it never pauses).
     public func checkCancellation() throws {
         if shim_termination_signal() != 0 { throw JobError.cancelled }
         try heartbeat?()
+        if !database.isInTransaction, Date().timeIntervalSince(lastYield) >= 0.1 {
+            usleep(5_000)
+            lastYield = Date()
+        }
     }
 
     /// Reports progress for a long pass (shown on a TTY only, never in `--json` mode).

@@ -33,5 +33,5 @@ public struct JobError: Error, CustomStringConvertible, Sendable {
     /// A bug (70).
     public static func `internal`(_ message: String) -> JobError { JobError(.software, category: "internal", message) }
     /// The pass was asked to stop by SIGTERM or SIGINT (75).
-    public static let cancelled = JobError(.temporaryFailure, category: "cancelled", "stopped by a signal; the current batch was rolled back and the next pass continues")
+    public static let cancelled = JobError(.temporaryFailure, category: "cancelled", "stopped by a signal between batches; committed batches stay and the next pass continues")
 }

@@ -6,14 +6,14 @@ struct MaintainStoreJob: Job {
     let summary = "prune the run ledger past its retention, optimize, vacuum a step and checkpoint the WAL"
     let schedule = Schedule.daily(hour: 3, minute: 30)
 
-    /// Rows deleted per transaction, so the app's own writes interleave (DESIGN §4).
-    static let batchSize = 1000
     /// Free pages returned to the file system per pass.
     static let vacuumPages = 2000
 
     func run(_ context: JobContext) throws -> JobResult {
         let db = context.database
         let retentionDays = try context.settings.int("runs.retention-days")
+        // Rows deleted per transaction (at most 1,000, DESIGN §4), so the app's own writes interleave.
+        let batchSize = try context.settings.int("runs.prune-batch-size")
         let cutoff = context.nowMilliseconds - Int64(retentionDays) * 86_400_000
         var counts = Counts()
 
@@ -27,10 +27,11 @@ struct MaintainStoreJob: Job {
         var pruned = 0
         while true {
             try context.checkCancellation()
-            let deleted = try db.write { _ in try Ledger(database: db).prune(before: cutoff, batchSize: MaintainStoreJob.batchSize) }
+            let deleted = try db.write { _ in try Ledger(database: db).prune(before: cutoff, batchSize: batchSize) }
             pruned += deleted
+            context.committed["pruned_runs"] = pruned
             context.progress(done: pruned, total: total)
-            if deleted < MaintainStoreJob.batchSize { break }
+            if deleted < batchSize { break }
         }
         counts["pruned_runs"] = pruned
 

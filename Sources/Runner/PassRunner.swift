@@ -98,13 +98,17 @@ public struct PassRunner {
             result = try job.run(context)
         } catch {
             failure = StoreFailure.jobError(for: error)
-            result = JobResult(outcome: .failed)
+            result = JobResult(outcome: .failed, counts: context.committed)
         }
         context.progressReporter?.finish()
         let exitCode = failure?.exitCode ?? .success
         let duration = elapsed(since: started)
 
-        if let ledgerID {
+        // A damaged file is left exactly as found: no ledger or lease writes, no checkpoint on close. The lease
+        // this pass took then belongs to a dead process and is taken over by the next pass.
+        let storeDamaged = failure?.category == "store-corrupt" || failure?.category == "store-not-a-database"
+        if storeDamaged { database.leaveMainFileUntouchedOnClose() }
+        if let ledgerID, !storeDamaged {
             do {
                 try database.write { _ in
                     try Ledger(database: database).finish(id: ledgerID, outcome: result.outcome, exitCode: exitCode, finishedAt: Date().unixMilliseconds,
@@ -166,7 +170,7 @@ public struct PassRunner {
             }
         }
         if let error {
-            FileHandle.standardError.write(Data("job: \(job) failed: \(error.message)\n".utf8))
+            invocation.errorOutput("job: \(job) failed: \(error.message)\n")
         }
     }
 }

@@ -29,5 +29,13 @@ enum RunnerMigrations {
                 updated_at INTEGER NOT NULL
             ) STRICT;
             """),
+        // One row: a value sealed under the store key, so a wrong key is caught before any secret is read.
+        Migration("runner-002-store-key-check", sql: """
+            CREATE TABLE store_key_check (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                sealed BLOB NOT NULL,
+                created_at INTEGER NOT NULL
+            ) STRICT;
+            """),
     ]
 }

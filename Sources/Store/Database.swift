@@ -60,7 +60,8 @@ public final class Database {
 
     private func configure(_ options: Options) throws {
         // "This routine sets a busy handler that sleeps for a specified amount of time when a table is locked."
-        sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
+        // Ours polls every 2 ms instead of backing off to 100 ms, so no writer starves behind batched passes.
+        shim_sqlite3_fair_busy_timeout(handle, options.busyTimeoutMilliseconds)
         // Reading the schema first makes a file that is not a database fail here, before any pragma writes:
         // "SQLITE_NOTADB: the file being opened does not appear to be an SQLite database file."
         if !options.readOnly {
@@ -233,6 +234,14 @@ public final class Database {
         // "If certain kinds of errors occur within a transaction, the transaction may or may not be rolled back
         // automatically." Only roll back when one is still open.
         if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+    }
+
+    /// Stops this connection from writing the WAL back into the main file when it closes.
+    ///
+    /// "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE … the default behavior of attempting to checkpoint the database on close
+    /// is disabled." Used once the file is known to be damaged: this process then changes nothing in it.
+    public func leaveMainFileUntouchedOnClose() {
+        shim_sqlite3_no_checkpoint_on_close(handle, 1)
     }
 
     /// Asks a long-running statement on this connection to stop (safe from another thread).

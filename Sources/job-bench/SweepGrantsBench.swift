@@ -67,8 +67,8 @@ enum SweepGrantsBench {
         script += "COMMIT;\n"
 
         var rowsOut: [[String]] = []
-        var jobRuns: [ChildProcess.Outcome] = []
-        var baselineRuns: [ChildProcess.Outcome] = []
+        var jobRuns: [SweepChildProcess.Outcome] = []
+        var baselineRuns: [SweepChildProcess.Outcome] = []
         var lastCounts = ""
         for round in 1...rounds {
             for path in [storePath, copyPath] {
@@ -76,20 +76,20 @@ enum SweepGrantsBench {
                 try FileManager.default.copyItem(atPath: pristinePath, toPath: path)
             }
             sync()  // the copies' dirty pages must not be written back during either timed run
-            func runJob() throws -> ChildProcess.Outcome {
-                let job = try ChildProcess.run(executable: siblingExecutable("job"),
+            func runJob() throws -> SweepChildProcess.Outcome {
+                let job = try SweepChildProcess.run(executable: siblingExecutable("job"),
                                                arguments: ["--store", storePath, "--now", "@\(now / 1000)", "--json", "sweep-grants"])
                 guard job.status == 0 else { throw BenchFailure("job sweep-grants exited \(job.status): \(job.stderr)") }
                 return job
             }
-            func runBaseline() throws -> ChildProcess.Outcome {
-                let baseline = try ChildProcess.run(executable: "/usr/bin/sqlite3", arguments: [copyPath], stdin: script)
+            func runBaseline() throws -> SweepChildProcess.Outcome {
+                let baseline = try SweepChildProcess.run(executable: "/usr/bin/sqlite3", arguments: [copyPath], stdin: script)
                 guard baseline.status == 0 else { throw BenchFailure("sqlite3 exited \(baseline.status): \(baseline.stderr)") }
                 return baseline
             }
             // Alternate which goes first, so neither always meets the warmer page cache.
-            let job: ChildProcess.Outcome
-            let baseline: ChildProcess.Outcome
+            let job: SweepChildProcess.Outcome
+            let baseline: SweepChildProcess.Outcome
             if round % 2 == 1 { job = try runJob(); baseline = try runBaseline() } else { baseline = try runBaseline(); job = try runJob() }
             let lapsedJob = try count(storePath, "SELECT count(*) FROM grants_issued WHERE revoke_reason = 'expired'")
             let lapsedBaseline = try count(copyPath, "SELECT count(*) FROM grants_issued WHERE revoke_reason = 'expired'")
@@ -153,13 +153,8 @@ enum SweepGrantsBench {
     }
 }
 
-struct BenchFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// Runs a child process to completion and reports its wall time and peak RSS (`wait4`'s `ru_maxrss`).
-enum ChildProcess {
+enum SweepChildProcess {
     struct Outcome {
         let status: Int32
         let seconds: Double

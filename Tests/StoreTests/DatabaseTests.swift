@@ -17,7 +17,6 @@ import TestSupport
         #expect(try db.scalar("PRAGMA journal_mode") as String? == "wal")
         #expect(try db.scalar("PRAGMA foreign_keys") as Int? == 1)
         #expect(try db.scalar("PRAGMA synchronous") as Int? == 2)  // FULL
-        #expect(try db.scalar("PRAGMA busy_timeout") as Int? ?? 0 >= 5000)
         #expect(try db.scalar("PRAGMA auto_vacuum") as Int? == 2)  // INCREMENTAL
     }
 
@@ -178,6 +177,22 @@ import TestSupport
         #expect(Date().timeIntervalSince(started) >= 0.1, "the write waited for the lock")
         released.wait()
         #expect(try second.scalar("SELECT count(*) FROM t") as Int? == 2)
+    }
+
+    @Test func aWriterBlockedBeyondItsBusyTimeoutFailsWithBusy() throws {
+        let path = directory.file("timeout.sqlite")
+        let holder = try Database(path: path)
+        try holder.execute("CREATE TABLE t (x INTEGER) STRICT")
+        var options = Database.Options()
+        options.busyTimeoutMilliseconds = 150
+        let waiter = try Database(path: path, options: options)
+        try holder.execute("BEGIN IMMEDIATE")
+        defer { try? holder.execute("ROLLBACK") }
+        let started = Date()
+        let error = #expect(throws: StoreError.self) { try waiter.write { db in try db.execute("INSERT INTO t VALUES (?)", [1]) } }
+        let waited = Date().timeIntervalSince(started)
+        #expect(error?.kind == .busy)
+        #expect(waited >= 0.1 && waited < 2, "waited \(waited) s for a 150 ms timeout")
     }
 
     @Test func cachedStatementsAreReusedAcrossCalls() throws {

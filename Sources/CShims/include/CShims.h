@@ -20,6 +20,13 @@ int shim_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *
 /// sqlite3_bind_blob with SQLITE_TRANSIENT.
 int shim_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int byteCount);
 
+/// Installs a busy handler that retries every 2 ms until `timeout_ms` have passed. SQLite's default handler
+/// (sqlite3_busy_timeout) backs off to 100 ms sleeps, so a waiter can starve behind a writer that commits
+/// batches back to back; polling at a fixed short interval lets it in at the first gap.
+int shim_sqlite3_fair_busy_timeout(sqlite3 *db, int timeout_ms);
+/// sqlite3_db_config(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on) — variadic in C.
+int shim_sqlite3_no_checkpoint_on_close(sqlite3 *db, int on);
+
 /* ---- libcurl (curl_easy_setopt and friends are variadic) ---- */
 CURLcode shim_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode shim_curl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value);
@@ -31,6 +38,13 @@ CURLcode shim_curl_easy_setopt_read_callback(CURL *handle, shim_curl_data_callba
 CURLMcode shim_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLcode shim_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode shim_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
+/// The result code of a CURLMSG_DONE message (a member of an anonymous union in CURLMsg).
+CURLcode shim_curl_msg_result(const CURLMsg *message);
+
+/* ---- Public-key pinning ---- */
+/// SHA-256 of the DER SubjectPublicKeyInfo of the first certificate in a PEM buffer: the value
+/// libcurl's CURLOPT_PINNEDPUBLICKEY compares against ("sha256//" + base64). Returns 1 on success, 0 otherwise.
+int shim_pem_certificate_spki_sha256(const char *pem, size_t length, unsigned char out[32]);
 
 /* ---- OpenSSL (function-like macros) ---- */
 long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
@@ -44,7 +58,8 @@ const secp256k1_context *shim_secp256k1_context_static(void);
 
 /* ---- Process signals ---- */
 /// Installs SIGTERM/SIGINT handlers that only record the request (async-signal-safe); a second signal
-/// ends the process at once with exit status 75.
+/// ends the process at once with exit status 75. Also unblocks both signals: a process spawned by a
+/// multi-threaded parent can inherit a mask that blocks them.
 void shim_install_termination_handlers(void);
 /// The signal number that asked the process to stop, or 0.
 int shim_termination_signal(void);

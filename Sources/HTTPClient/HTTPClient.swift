@@ -1,0 +1,189 @@
+import CCurl
+import CShims
+
+/// An HTTP client on libcurl: HTTP/1.1 and HTTP/2 (ALPN or prior knowledge), timeouts, a response
+/// body cap, TLS verification with an optional extra CA file and public-key pin.
+///
+/// Thread-safe: the client holds only immutable options; every `send` and `batch` uses its own
+/// libcurl handles and frees them before returning. `send` opens a new connection per call; `batch`
+/// multiplexes its requests over one connection per host.
+public final class HTTPClient: Sendable {
+    public let options: Options
+
+    public init(options: Options = Options()) {
+        _ = curlGlobalInitResult
+        self.options = options
+    }
+
+    /// Sends one request and waits for the whole response. Any HTTP status is a response, not an error.
+    public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        guard curlGlobalInitResult == CURLE_OK else { throw .transport(kind: .other, curlCode: Int(curlGlobalInitResult.rawValue)) }
+        guard let handle = curl_easy_init() else { throw .transport(kind: .other, curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue)) }
+        defer { curl_easy_cleanup(handle) }
+        let state = TransferState(limit: options.maxResponseBodyBytes)
+        let result: Result<HTTPResponse, HTTPError> = withExtendedLifetime(state) {
+            do throws(HTTPError) {
+                try configure(handle, request: request, options: options, state: state, multiplexing: false)
+            } catch {
+                return .failure(error)
+            }
+            let code = curl_easy_perform(handle)
+            return finish(handle, code: code, state: state, options: options)
+        }
+        return try result.get()
+    }
+
+    /// What a batch did.
+    public struct BatchOutcome: Sendable {
+        /// One result per request, in request order.
+        public var results: [Result<HTTPResponse, HTTPError>]
+        /// Connections libcurl opened for the batch (`CURLINFO_NUM_CONNECTS` summed over the transfers).
+        public var connectionsOpened: Int
+    }
+
+    /// Sends many requests concurrently, multiplexed as HTTP/2 streams over one connection per host,
+    /// and returns one result per request, in request order. See `batchWithStatistics`.
+    public func batch(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
+                      isCancelled: (() -> Bool)? = nil) -> [Result<HTTPResponse, HTTPError>] {
+        batchWithStatistics(requests, maxConcurrentStreams: maxConcurrentStreams, isCancelled: isCancelled).results
+    }
+
+    /// Sends many requests over libcurl's multi interface: `CURLMOPT_PIPELINING = CURLPIPE_MULTIPLEX`,
+    /// `CURLOPT_PIPEWAIT` on every transfer (wait for the first connection and multiplex on it rather
+    /// than open another), at most one connection per host (`CURLMOPT_MAX_HOST_CONNECTIONS = 1`) and
+    /// at most `maxConcurrentStreams` transfers in flight (also passed as `CURLMOPT_MAX_CONCURRENT_STREAMS`;
+    /// the server's own SETTINGS limit applies too). Over HTTP/1.1 the same requests run one after the
+    /// other on the one connection.
+    ///
+    /// At most `maxConcurrentStreams` easy handles exist; each is reset and reused for the next request.
+    /// Per-request timeouts (`Options.totalTimeout`) start when a request is handed to libcurl.
+    /// `maxConcurrentStreams` below 1 means 1.
+    ///
+    /// `isCancelled` (e.g. "SIGTERM arrived") is checked before each request is handed to libcurl and at
+    /// least every 200 ms while waiting. Once it returns true no further request starts: those fail with
+    /// `HTTPError.cancelled`; transfers already in flight finish (bounded by `Options.totalTimeout`), so a
+    /// request is never left in an unknown half-sent state by the cancellation itself.
+    public func batchWithStatistics(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
+                                    isCancelled: (() -> Bool)? = nil) -> BatchOutcome {
+        var results = [Result<HTTPResponse, HTTPError>?](repeating: nil, count: requests.count)
+        var connections = 0
+        func outcome() -> BatchOutcome {
+            BatchOutcome(results: results.map { $0 ?? .failure(.cancelled) },
+                         connectionsOpened: connections)
+        }
+        guard !requests.isEmpty else { return outcome() }
+        guard curlGlobalInitResult == CURLE_OK, let multi = curl_multi_init() else {
+            let failure = HTTPError.transport(kind: .other, curlCode: Int(curlGlobalInitResult == CURLE_OK ? CURLE_OUT_OF_MEMORY.rawValue : curlGlobalInitResult.rawValue))
+            results = requests.map { _ in .failure(failure) }
+            return outcome()
+        }
+        defer { curl_multi_cleanup(multi) }
+        let slotCount = max(1, min(maxConcurrentStreams, requests.count))
+        _ = shim_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = shim_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1)
+        _ = shim_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, slotCount)
+
+        var handles = [UnsafeMutableRawPointer?](repeating: nil, count: slotCount)
+        let states = (0..<slotCount).map { _ in TransferState(limit: options.maxResponseBodyBytes) }
+        var requestInSlot = [Int](repeating: -1, count: slotCount)
+        var freeSlots = Array((0..<slotCount).reversed())
+        defer {
+            for case let handle? in handles { curl_easy_cleanup(handle) }
+        }
+
+        func release(slot: Int, handle: UnsafeMutableRawPointer) {
+            _ = curl_multi_remove_handle(multi, handle)
+            states[slot].reset(limit: options.maxResponseBodyBytes)
+            requestInSlot[slot] = -1
+            freeSlots.append(slot)
+        }
+
+        withExtendedLifetime(states) {
+            var next = 0
+            var active = 0
+            var cancelled = false
+            while (next < requests.count && !cancelled) || active > 0 {
+                if !cancelled, next < requests.count, let isCancelled, isCancelled() {
+                    cancelled = true  // the requests from `next` on stay nil: reported as .cancelled
+                }
+                // Hand pending requests to libcurl while slots are free.
+                while !cancelled, active < slotCount, next < requests.count, let slot = freeSlots.popLast() {
+                    let index = next
+                    next += 1
+                    let handle: UnsafeMutableRawPointer
+                    if let existing = handles[slot] {
+                        curl_easy_reset(existing)
+                        handle = existing
+                    } else if let created = curl_easy_init() {
+                        handles[slot] = created
+                        handle = created
+                    } else {
+                        results[index] = .failure(.transport(kind: .other, curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue)))
+                        freeSlots.append(slot)
+                        continue
+                    }
+                    states[slot].reset(limit: options.maxResponseBodyBytes)
+                    do throws(HTTPError) {
+                        try configure(handle, request: requests[index], options: options, state: states[slot], multiplexing: true)
+                        try checkSetPrivate(handle, slot: slot)
+                    } catch {
+                        results[index] = .failure(error)
+                        states[slot].reset(limit: options.maxResponseBodyBytes)
+                        freeSlots.append(slot)
+                        continue
+                    }
+                    let added = curl_multi_add_handle(multi, handle)
+                    guard added == CURLM_OK else {
+                        results[index] = .failure(.transport(kind: .other, curlCode: Int(CURLE_FAILED_INIT.rawValue)))
+                        states[slot].reset(limit: options.maxResponseBodyBytes)
+                        freeSlots.append(slot)
+                        continue
+                    }
+                    requestInSlot[slot] = index
+                    active += 1
+                }
+                if active == 0 { continue }
+
+                var running: Int32 = 0
+                let performed = curl_multi_perform(multi, &running)
+                if performed != CURLM_OK {
+                    // The multi handle is unusable: fail what is in flight and what is left.
+                    for slot in 0..<slotCount where requestInSlot[slot] >= 0 {
+                        results[requestInSlot[slot]] = .failure(.transport(kind: .other, curlCode: Int(CURLE_FAILED_INIT.rawValue)))
+                        if let handle = handles[slot] { release(slot: slot, handle: handle) }
+                    }
+                    for index in next..<requests.count {
+                        results[index] = .failure(.transport(kind: .other, curlCode: Int(CURLE_FAILED_INIT.rawValue)))
+                    }
+                    return
+                }
+
+                var completed = 0
+                var queued: Int32 = 0
+                while let message = curl_multi_info_read(multi, &queued) {
+                    guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+                    let code = shim_curl_msg_result(message)
+                    var privateValue: UnsafeMutableRawPointer?
+                    _ = shim_curl_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &privateValue)
+                    let slot = Int(bitPattern: privateValue) - 1
+                    guard slot >= 0, slot < slotCount, requestInSlot[slot] >= 0 else { continue }
+                    results[requestInSlot[slot]] = finish(handle, code: code, state: states[slot], options: options)
+                    connections += newConnections(handle)
+                    release(slot: slot, handle: handle)
+                    active -= 1
+                    completed += 1
+                }
+                // Wait for socket activity unless finished transfers freed slots for waiting requests.
+                if active > 0, !(completed > 0 && next < requests.count && !cancelled) {
+                    _ = curl_multi_poll(multi, nil, 0, 200, nil)
+                }
+            }
+        }
+        return outcome()
+    }
+}
+
+private func checkSetPrivate(_ handle: UnsafeMutableRawPointer, slot: Int) throws(HTTPError) {
+    let code = shim_curl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, UnsafeRawPointer(bitPattern: slot + 1))
+    guard code == CURLE_OK else { throw .transport(kind: .other, curlCode: Int(code.rawValue)) }
+}

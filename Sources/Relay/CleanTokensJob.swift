@@ -1,0 +1,23 @@
+import Runner
+
+/// `clean-tokens`: removes APNs tokens whose latest recorded result says they are dead (see `TokenCleanup`).
+struct CleanTokensJob: Job {
+    let name = "clean-tokens"
+    let summary = "remove APNs tokens reported invalid (BadDeviceToken, DeviceTokenNotForTopic, Unregistered, ExpiredToken)"
+    let schedule = Schedule.hourly(atMinute: 20)
+
+    func run(_ context: JobContext) throws -> JobResult {
+        let tally: TokenCleanup.Tally
+        if context.dryRun {
+            tally = try TokenCleanup.preview(context.database)
+        } else {
+            let total: Int = try context.database.scalar("SELECT count(*) FROM relay_tokens WHERE \(TokenCleanup.invalidReasonsSQL)") ?? 0
+            tally = try TokenCleanup.run(context.database, checkCancellation: context.checkCancellation) { context.progress(done: $0, total: total) }
+        }
+        var counts = Counts()
+        counts["removed"] = tally.removed
+        counts["devices_removed"] = tally.devicesRemoved
+        counts["kept_reregistered"] = tally.keptReregistered
+        return .completed(counts)
+    }
+}

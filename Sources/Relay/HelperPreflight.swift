@@ -1,0 +1,85 @@
+import Runner
+
+/// The homeserver helper's preflight (vaultsync-notify's `--doctor`) as `job doctor` checks: config found,
+/// API reachable, key valid, device id readable, relay health, a peer connected, a folder shared, and — only
+/// with `--send-trigger` — one real trigger.
+enum HelperPreflight {
+    static let checks: [DoctorCheck] = [
+        DoctorCheck(name: "syncthing-config") { session in
+            do {
+                let endpoint = try HelperConfiguration.syncthingEndpoint(session.context.environment)
+                session.syncthing = SyncthingClient(endpoint: endpoint)
+                let source = endpoint.configPath == nil ? "from SYNCTHING_API_KEY and SYNCTHING_API_URL" : "config.xml found"
+                let tls = endpoint.url.lowercased().hasPrefix("https") ? (endpoint.tls.pinnedPublicKey != nil ? ", https with the GUI certificate pinned" : ", https") : ""
+                return .pass(source + tls)
+            } catch let error as JobError { return .fail(error) } catch { return .fail("the Syncthing configuration cannot be read", .configuration) }
+        },
+        DoctorCheck(name: "relay-url") { session in
+            do {
+                session.relayURL = try HelperConfiguration.relayURL(session.context.environment)
+                _ = try HelperConfiguration.cadence(session.context.environment)
+                return .pass("RELAY_URL is set")
+            } catch let error as JobError { return .fail(error) } catch { return .fail("RELAY_URL cannot be used", .configuration) }
+        },
+        DoctorCheck(name: "syncthing-api") { session in
+            guard let client = session.syncthing else { return .skip("no Syncthing configuration") }
+            do { _ = try client.isReachable(); return .pass("the REST API answers") } catch { return syncthingFailure(error) }
+        },
+        DoctorCheck(name: "syncthing-key") { session in
+            guard let client = session.syncthing else { return .skip("no Syncthing configuration") }
+            do {
+                _ = try client.devices()
+                session.keyAccepted = true
+                return .pass("the API key is accepted")
+            } catch { return syncthingFailure(error) }
+        },
+        DoctorCheck(name: "device-id") { session in
+            guard let client = session.syncthing, session.keyAccepted else { return .skip("the API key was not accepted") }
+            do {
+                session.myID = try client.myID()
+                return .pass("this Syncthing's Device ID is readable")
+            } catch { return syncthingFailure(error) }
+        },
+        DoctorCheck(name: "relay-health") { session in
+            guard let url = session.relayURL else { return .skip("no usable RELAY_URL") }
+            return RelayClient(baseURL: url).isHealthy()
+                ? .pass("the relay answers {\"status\":\"ok\"}")
+                : .fail("the relay's /api/v1/health did not answer {\"status\":\"ok\"}", .unavailable)
+        },
+        DoctorCheck(name: "peer-connected") { session in
+            guard let client = session.syncthing, let myID = session.myID else { return .skip("the Device ID is unknown") }
+            do {
+                let connected = try client.connectedDevices().subtracting([myID])
+                return connected.isEmpty ? .fail("no remote device is connected to this Syncthing", .unavailable) : .pass("\(connected.count) remote device(s) connected")
+            } catch { return syncthingFailure(error) }
+        },
+        DoctorCheck(name: "folder-shared") { session in
+            guard let client = session.syncthing, let myID = session.myID else { return .skip("the Device ID is unknown") }
+            do {
+                let watched = HelperConfiguration.watchedFolders(session.context.environment)
+                let shared = try client.folders().filter { folder in
+                    !folder.paused && folder.devices.contains { $0 != myID } && (watched == nil || watched!.contains(folder.id))
+                }
+                return shared.isEmpty ? .fail("no unpaused (watched) folder is shared with a remote device", .configuration) : .pass("\(shared.count) folder(s) shared")
+            } catch { return syncthingFailure(error) }
+        },
+        DoctorCheck(name: "trigger") { session in
+            guard session.context.arguments.flag("--send-trigger") else { return .skip("not sent (use --send-trigger)") }
+            guard let url = session.relayURL, let myID = session.myID else { return .skip("needs RELAY_URL and the Device ID") }
+            let (answer, status) = RelayClient(baseURL: url).trigger(deviceID: myID, now: session.context.now)
+            switch answer {
+            case .sent: return .pass("the relay accepted the trigger (202)")
+            case .subscriptionInactive: return .fail("the relay answered \(status ?? 0): no active subscription for this Device ID", .unavailable)
+            case .notFound: return .fail("the relay answered 404: RELAY_URL is wrong", .configuration)
+            case .rateLimited: return .fail("the relay answered 429: rate limited, try later", .unavailable)
+            case .transient: return .fail(status.map { "the relay answered \($0)" } ?? "the relay could not be reached", .unavailable)
+            }
+        },
+    ]
+}
+
+/// A Syncthing call's failure as a doctor outcome.
+private func syncthingFailure(_ error: any Error) -> DoctorOutcome {
+    guard let failure = error as? SyncthingClient.Failure else { return .fail("Syncthing's REST API failed", .unavailable) }
+    return .fail(failure.jobError)
+}

@@ -1,0 +1,56 @@
+import Runner
+
+/// Parses and normalizes the two identifiers the relay receives: Syncthing Device IDs and APNs tokens.
+///
+/// Errors never echo the value (DESIGN §5): they say which option was malformed, not what it held.
+public enum RelayIdentifiers {
+    /// A Syncthing Device ID: 56 base32 characters (A–Z, 2–7), usually in eight dash-separated groups of
+    /// seven. Returns the canonical upper-case, dashed form, or nil.
+    public static func deviceID(_ text: String) -> String? {
+        let compact = text.uppercased().filter { $0 != "-" }
+        guard compact.count == 56, text.count == 56 || text.count == 63,
+              compact.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("2"..."7").contains($0) }) else { return nil }
+        if text.count == 63 {
+            // Dashes must sit between the groups, nowhere else.
+            let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+            guard groups.count == 8, groups.allSatisfy({ $0.count == 7 }) else { return nil }
+        }
+        var groups: [String] = []
+        var rest = Substring(compact)
+        while !rest.isEmpty {
+            groups.append(String(rest.prefix(7)))
+            rest = rest.dropFirst(7)
+        }
+        return groups.joined(separator: "-")
+    }
+
+    /// An APNs device token: an even number of hex digits, 16 to 200 bytes (Apple's tokens are 32 bytes
+    /// today but are documented as variable length). Returns the lower-case form, or nil.
+    public static func apnsToken(_ text: String) -> String? {
+        let lower = text.lowercased()
+        guard lower.count % 2 == 0, (32...400).contains(lower.count),
+              lower.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else { return nil }
+        return lower
+    }
+
+    /// The `--device-id` option, validated, or a usage error.
+    static func requireDeviceID(_ arguments: Arguments) throws -> String {
+        guard let id = deviceID(try arguments.required("--device-id")) else {
+            throw JobError.badInput("bad-device-id", "--device-id is not a Syncthing Device ID (eight groups of seven base32 characters)")
+        }
+        return id
+    }
+
+    /// The `--apns-token` option, validated, or a usage error.
+    static func requireToken(_ arguments: Arguments) throws -> String {
+        guard let token = apnsToken(try arguments.required("--apns-token")) else {
+            throw JobError.badInput("bad-apns-token", "--apns-token is not an APNs device token (16 to 200 bytes as hex)")
+        }
+        return token
+    }
+}
+
+/// The APNs environment a token was issued for; pushes go to the matching endpoint.
+public enum APNsEnvironment: String, Sendable, CaseIterable, LogWord {
+    case production, sandbox
+}

@@ -1,0 +1,111 @@
+import Cryptography
+import Runner
+import Store
+
+/// The relay's registrations: which APNs tokens wake which homeserver Device ID, and when a trigger
+/// for a Device ID was last observed.
+///
+/// Device IDs are stored only as a keyed blind index; tokens are sealed (AES-256-GCM) and found by
+/// blind index (DESIGN §4). One Device ID may hold several tokens (iPhone and iPad).
+struct Registry {
+    static let devicePurpose = "relay.device-id"
+    static let tokenPurpose = "relay.apns-token"
+
+    let database: Database
+    let keyring: StoreKeyring
+
+    init(database: Database, keyring: StoreKeyring) {
+        self.database = database
+        self.keyring = keyring
+    }
+
+    /// The registry over the context's store and store key.
+    init(_ context: JobContext) throws {
+        keyring = try context.keyring()
+        database = context.database
+    }
+
+    func deviceIndex(_ deviceID: String) -> [UInt8] { keyring.blindIndex(Array(deviceID.utf8), purpose: Self.devicePurpose) }
+    func tokenIndex(_ token: String) -> [UInt8] { keyring.blindIndex(Array(token.utf8), purpose: Self.tokenPurpose) }
+
+    /// Whether `register` added a token or refreshed one already held.
+    enum RegisterOutcome: String { case created, refreshed }
+
+    /// Adds `token` to `deviceID` or, when it is already registered there, updates its registration time
+    /// and environment (the provisioning endpoint's store effect).
+    func register(deviceID: String, token: String, environment: APNsEnvironment, now: Int64) throws -> RegisterOutcome {
+        let dIndex = deviceIndex(deviceID)
+        let tIndex = tokenIndex(token)
+        let sealed = try keyring.seal(Array(token.utf8), purpose: Self.tokenPurpose)
+        return try database.write { db in
+            try db.execute("INSERT INTO relay_devices (device_index, created_at) VALUES (?, ?) ON CONFLICT (device_index) DO NOTHING", [dIndex, now])
+            guard let device: Int64 = try db.scalar("SELECT id FROM relay_devices WHERE device_index = ?", [dIndex]) else {
+                throw JobError.internal("the registration row vanished inside its transaction")
+            }
+            let existing: Int64? = try db.scalar("SELECT id FROM relay_tokens WHERE device_id = ? AND token_index = ?", [device, tIndex])
+            if let existing {
+                try db.execute("UPDATE relay_tokens SET registered_at = max(registered_at, ?), environment = ?, token_sealed = ? WHERE id = ?",
+                               [now, environment.rawValue, sealed, existing])
+                return .refreshed
+            }
+            try db.execute("""
+                INSERT INTO relay_tokens (device_id, token_index, token_sealed, environment, registered_at) VALUES (?, ?, ?, ?, ?)
+                """, [device, tIndex, sealed, environment.rawValue, now])
+            return .created
+        }
+    }
+
+    /// Removes `token` from `deviceID`; a Device ID left with no token is removed too. False when the
+    /// pair was not registered.
+    func unregister(deviceID: String, token: String) throws -> Bool {
+        let dIndex = deviceIndex(deviceID)
+        let tIndex = tokenIndex(token)
+        return try database.write { db in
+            guard let device: Int64 = try db.scalar("SELECT id FROM relay_devices WHERE device_index = ?", [dIndex]) else { return false }
+            let removed = try db.execute("DELETE FROM relay_tokens WHERE device_id = ? AND token_index = ?", [device, tIndex])
+            try db.execute("DELETE FROM relay_devices WHERE id = ? AND NOT EXISTS (SELECT 1 FROM relay_tokens WHERE device_id = ?)", [device, device])
+            return removed > 0
+        }
+    }
+
+    /// Records an accepted trigger: the observation time for `deviceID` (never moved backwards).
+    /// False when the Device ID holds no registration (the front-end refuses such a trigger).
+    func recordTrigger(deviceID: String, now: Int64) throws -> Bool {
+        let dIndex = deviceIndex(deviceID)
+        return try database.write { db in
+            try db.execute("""
+                UPDATE relay_devices SET last_trigger_at = max(coalesce(last_trigger_at, 0), ?)
+                WHERE device_index = ? AND EXISTS (SELECT 1 FROM relay_tokens WHERE relay_tokens.device_id = relay_devices.id)
+                """, [now, dIndex]) > 0
+        }
+    }
+
+    /// Counts only (no identifier ever leaves the store through `show`).
+    struct Summary {
+        var devices = 0
+        var tokens = 0
+        var production = 0
+        var sandbox = 0
+        var devicesAwaitingPush = 0
+        var tokensAwaitingRetry = 0
+        var tokensMarkedInvalid = 0
+        var tokensDelivered = 0
+    }
+
+    static func summary(_ database: Database) throws -> Summary {
+        try database.read { db in
+            var summary = Summary()
+            summary.devices = try db.scalar("SELECT count(*) FROM relay_devices") ?? 0
+            summary.tokens = try db.scalar("SELECT count(*) FROM relay_tokens") ?? 0
+            summary.production = try db.scalar("SELECT count(*) FROM relay_tokens WHERE environment = 'production'") ?? 0
+            summary.sandbox = try db.scalar("SELECT count(*) FROM relay_tokens WHERE environment = 'sandbox'") ?? 0
+            summary.devicesAwaitingPush = try db.scalar("""
+                SELECT count(*) FROM relay_devices WHERE last_trigger_at IS NOT NULL AND (last_push_at IS NULL OR last_trigger_at > last_push_at)
+                """) ?? 0
+            summary.tokensAwaitingRetry = try db.scalar("SELECT count(*) FROM relay_tokens WHERE retry_due = 1") ?? 0
+            summary.tokensMarkedInvalid = try db.scalar("SELECT count(*) FROM relay_tokens WHERE \(TokenCleanup.invalidReasonsSQL)") ?? 0
+            summary.tokensDelivered = try db.scalar("SELECT count(*) FROM relay_tokens WHERE result_status = 200") ?? 0
+            return summary
+        }
+    }
+}

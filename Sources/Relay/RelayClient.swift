@@ -1,0 +1,59 @@
+import Foundation
+import HTTPClient
+import Runner
+
+/// What the relay's answer to `POST /api/v1/trigger` means, exactly as the seed's table says.
+public enum RelayAnswer: Equatable, Sendable {
+    /// 202: accepted.
+    case sent
+    /// 400/401/402/403: no active subscription for this Device ID (recoverable; re-checked on the slow cadence).
+    case subscriptionInactive
+    /// 404: wrong RELAY_URL or a broken relay deployment (fatal configuration error).
+    case notFound
+    /// 429: wait until this instant (Unix ms) — from `Retry-After`, seconds or HTTP-date; 30 s when absent.
+    case rateLimited(untilMilliseconds: Int64)
+    /// 5xx, any other status, or no answer at all: retried with back-off.
+    case transient
+
+    /// Used when a 429 carries no usable `Retry-After` (vaultsync-notify's default).
+    public static let defaultRetryAfterSeconds: Double = 30
+
+    /// Pure classification of one answer.
+    public static func classify(status: Int, retryAfter: String?, now: Date) -> RelayAnswer {
+        switch status {
+        case 202: return .sent
+        case 400, 401, 402, 403: return .subscriptionInactive
+        case 404: return .notFound
+        case 429:
+            let seconds = retryAfter.flatMap { RetryAfter.parse($0, now: now) } ?? defaultRetryAfterSeconds
+            return .rateLimited(untilMilliseconds: now.addingTimeInterval(seconds).unixMilliseconds)
+        default: return .transient
+        }
+    }
+}
+
+/// The relay's two public calls the helper uses: `GET /api/v1/health` and `POST /api/v1/trigger`.
+struct RelayClient {
+    let baseURL: String
+    let http: HTTPClient
+
+    init(baseURL: String) {
+        self.baseURL = baseURL
+        http = HTTPClient(options: HTTPClient.Options(connectTimeout: 10, totalTimeout: 20, maxResponseBodyBytes: 64 << 10, httpVersion: .http2OrHTTP1_1))
+    }
+
+    /// Sends one trigger for `deviceID` and classifies the answer (a transport failure is `.transient`).
+    func trigger(deviceID: String, now: Date) -> (answer: RelayAnswer, status: Int?) {
+        let body = Array("{\"device_id\":\(JSON.quote(deviceID))}".utf8)
+        let request = HTTPRequest(method: "POST", url: baseURL + "/api/v1/trigger", headers: [("Content-Type", "application/json")], body: body)
+        guard let response = try? http.send(request) else { return (.transient, nil) }
+        return (RelayAnswer.classify(status: response.status, retryAfter: response.header("Retry-After"), now: now), response.status)
+    }
+
+    /// True when `/api/v1/health` answers 200 with `{"status":"ok"}` (only `status` is checked).
+    func isHealthy() -> Bool {
+        guard let response = try? http.send(HTTPRequest(method: "GET", url: baseURL + "/api/v1/health")), response.status == 200,
+              let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else { return false }
+        return object["status"] as? String == "ok"
+    }
+}

@@ -1,0 +1,16 @@
+import Runner
+
+/// Seed 001 (cloud relay): the homeserver helper's stale-peer retrigger, and the relay's silent-push
+/// delivery and invalid-token cleanup, with the admin commands that feed them.
+///
+/// The whole story lives in this folder: `RetriggerStaleJob` (homeserver side, over `SyncthingClient` and
+/// `RelayClient`), `SendWakeupsJob` and `CleanTokensJob` (relay side, over `Registry` and `APNsClient`),
+/// and `DoctorCommand` (the helper's preflight as a report).
+public enum RelayModule {
+    public static let module = Module(
+        name: "relay",
+        migrations: RelayMigrations.all,
+        jobs: [RetriggerStaleJob(), SendWakeupsJob(), CleanTokensJob()],
+        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(),
+                   DoctorCommand(checks: HelperPreflight.checks)])
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Runner
+
+/// `retrigger-stale`: the homeserver helper's stale-peer sweep. While a remote Syncthing device still needs
+/// data, re-send a wake-up to the relay on a slow cadence, so a phone that missed its push (APNs keeps a
+/// silent push for about an hour) catches up without waiting for the next change.
+///
+/// One pass: if the cadence since the last sent wake-up has not elapsed, a 429 back-off or a transient
+/// back-off is in force, or the subscription was found inactive less than a cadence ago → `skipped`, no
+/// network. Otherwise read `myID`, the devices and folders, and each unpaused remote device's completion per
+/// shared, unpaused (and watched) folder; any need → `POST RELAY_URL/api/v1/trigger`. The relay's answer
+/// decides the outcome (see `RelayAnswer`): 202 sent; 400–403 recorded, exit 0; 404 exit 78; 429 back-off
+/// stored; 5xx and transport errors up to 3 tries with exponential back-off and jitter, then exit 75 with the
+/// back-off stored.
+struct RetriggerStaleJob: Job {
+    let name = "retrigger-stale"
+    let summary = "re-send a relay wake-up while a Syncthing peer still needs data (slow cadence)"
+    let schedule = Schedule.every(minutes: 15, randomizedDelaySeconds: 60)
+    var environmentKeys: [(name: String, help: String)] { HelperConfiguration.environmentKeys }
+
+    /// Tries per pass for a transient relay failure.
+    static let maxTries = 3
+    /// First pause between tries (seconds); doubles each try, with ±50 % jitter.
+    static let retryBaseSeconds = 0.4
+
+    func run(_ context: JobContext) throws -> JobResult {
+        let config = try HelperConfiguration(environment: context.environment)
+        let db = context.database
+        let now = context.nowMilliseconds
+        let state = try RetriggerState.load(db)
+        if let skip = state.skipReason(now: now, cadenceSeconds: config.cadenceSeconds) {
+            context.logger.info("retrigger.skipped", ["reason": .of(skip)])
+            switch skip {
+            case .disabled: return .skipped("disabled")
+            case .cadence: return .skipped("cadence")
+            case .backoff: return .skipped("backoff")
+            case .subscriptionInactive: return .skipped("subscription-inactive")
+            }
+        }
+
+        let syncthing = SyncthingClient(endpoint: config.syncthing)
+        let check: (myID: String, report: StalePeerCheck.Report)
+        do { check = try StalePeerCheck.run(client: syncthing, watched: config.watchedFolders) } catch { throw error.jobError }
+        var counts = Counts()
+        counts["peers_checked"] = check.report.peersChecked
+        counts["peers_behind"] = check.report.peersBehind
+        counts["folders_checked"] = check.report.foldersChecked
+        counts["folders_unavailable"] = check.report.foldersUnavailable
+        counts["paused_devices"] = check.report.pausedDevices
+        counts["paused_folders"] = check.report.pausedFolders
+
+        guard check.report.peersBehind > 0 else {
+            if !context.dryRun { try state.inSync(now: now).save(db) }
+            counts["triggered"] = 0
+            return .completed(counts)
+        }
+        if context.dryRun {
+            counts["would_trigger"] = 1
+            return .completed(counts)
+        }
+
+        let relay = RelayClient(baseURL: config.relayURL)
+        var answer = RelayAnswer.transient
+        var tries = 0
+        while tries < Self.maxTries {
+            if tries > 0 {
+                try context.checkCancellation()
+                let pause = Self.retryBaseSeconds * pow(2, Double(tries - 1)) * Double.random(in: 0.5...1.5)
+                Thread.sleep(forTimeInterval: pause)
+            }
+            tries += 1
+            let (classified, status) = relay.trigger(deviceID: check.myID, now: context.now)
+            answer = classified
+            context.logger.info("relay.answer", ["status": .int(status ?? 0), "try": .int(tries)])
+            if answer != .transient { break }
+        }
+        counts["tries"] = tries
+        try state.after(answer, now: now, cadenceSeconds: config.cadenceSeconds).save(db)
+
+        switch answer {
+        case .sent:
+            counts["triggered"] = 1
+            return .completed(counts)
+        case .subscriptionInactive:
+            context.logger.warn("relay.subscription_inactive")
+            counts["subscription_inactive"] = 1
+            return .completed(counts)
+        case .rateLimited:
+            context.logger.warn("relay.rate_limited")
+            counts["rate_limited"] = 1
+            return .completed(counts)
+        case .notFound:
+            throw JobError.configuration("relay-not-found", "the relay answered 404 to the trigger: RELAY_URL is wrong or the relay is broken")
+        case .transient:
+            throw JobError.transient("relay-unavailable", "the relay did not accept the trigger after \(tries) tries; later passes wait for the stored back-off")
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Runner
+import Store
+
+/// What `retrigger-stale` remembers between passes, and the pure rules over it: whether a pass may touch
+/// the network, and how each relay answer moves the state.
+struct RetriggerState: Equatable {
+    var lastSentAt: Int64?
+    var lastCheckedAt: Int64?
+    var lastAnswer: String?
+    /// A 400–403 answer: the subscription is inactive; re-checked after one cadence.
+    var inactiveUntilAt: Int64?
+    /// A 429 (`Retry-After`) or exhausted 5xx retries: no network before this instant.
+    var backoffUntilAt: Int64?
+    var transientFailures = 0
+
+    /// Why a pass does nothing.
+    enum Skip: String, LogWord { case disabled, cadence, backoff, subscriptionInactive = "subscription-inactive" }
+
+    /// Pure gate: nil when the pass may check Syncthing and send, else why not.
+    func skipReason(now: Int64, cadenceSeconds: Int) -> Skip? {
+        if cadenceSeconds == 0 { return .disabled }
+        if let until = backoffUntilAt, now < until { return .backoff }
+        if let until = inactiveUntilAt, now < until { return .subscriptionInactive }
+        if let sent = lastSentAt, now - sent < Int64(cadenceSeconds) * 1000 { return .cadence }
+        return nil
+    }
+
+    /// Back-off stored after a pass exhausted its tries: one minute, doubling per failed pass, at most one cadence.
+    static func transientBackoffMilliseconds(failures: Int, cadenceSeconds: Int) -> Int64 {
+        let doubled = 60_000 * (Int64(1) << Int64(min(max(failures - 1, 0), 20)))
+        return min(doubled, max(Int64(cadenceSeconds) * 1000, 60_000))
+    }
+
+    /// The state after a pass found every peer in sync.
+    func inSync(now: Int64) -> RetriggerState {
+        var next = self
+        next.lastCheckedAt = now
+        next.lastAnswer = "in-sync"
+        return next
+    }
+
+    /// The state after the relay answered `answer` (or the tries ran out, for `.transient`).
+    func after(_ answer: RelayAnswer, now: Int64, cadenceSeconds: Int) -> RetriggerState {
+        var next = self
+        next.lastCheckedAt = now
+        switch answer {
+        case .sent:
+            next.lastSentAt = now
+            next.lastAnswer = "sent"
+            next.inactiveUntilAt = nil
+            next.backoffUntilAt = nil
+            next.transientFailures = 0
+        case .subscriptionInactive:
+            next.lastAnswer = "subscription-inactive"
+            next.inactiveUntilAt = now + Int64(cadenceSeconds) * 1000
+            next.backoffUntilAt = nil
+            next.transientFailures = 0
+        case .notFound:
+            next.lastAnswer = "relay-not-found"
+        case .rateLimited(let until):
+            next.lastAnswer = "rate-limited"
+            next.backoffUntilAt = max(until, now)
+        case .transient:
+            next.lastAnswer = "transient"
+            next.transientFailures += 1
+            next.backoffUntilAt = now + Self.transientBackoffMilliseconds(failures: next.transientFailures, cadenceSeconds: cadenceSeconds)
+        }
+        return next
+    }
+
+    static func load(_ db: Database) throws -> RetriggerState {
+        guard let row = try db.queryOne("""
+            SELECT last_sent_at, last_checked_at, last_answer, inactive_until_at, backoff_until_at, transient_failures FROM relay_helper_state WHERE id = 1
+            """) else { return RetriggerState() }
+        return RetriggerState(lastSentAt: try row.get(0), lastCheckedAt: try row.get(1), lastAnswer: try row.get(2),
+                              inactiveUntilAt: try row.get(3), backoffUntilAt: try row.get(4), transientFailures: try row.get(5))
+    }
+
+    func save(_ db: Database) throws {
+        try db.writeIfNeeded { db in
+            try db.execute("""
+                INSERT INTO relay_helper_state (id, last_sent_at, last_checked_at, last_answer, inactive_until_at, backoff_until_at, transient_failures)
+                VALUES (1, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET last_sent_at = excluded.last_sent_at, last_checked_at = excluded.last_checked_at,
+                    last_answer = excluded.last_answer, inactive_until_at = excluded.inactive_until_at,
+                    backoff_until_at = excluded.backoff_until_at, transient_failures = excluded.transient_failures
+                """, [lastSentAt, lastCheckedAt, lastAnswer, inactiveUntilAt, backoffUntilAt, transientFailures])
+        }
+    }
+}

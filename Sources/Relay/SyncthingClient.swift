@@ -1,0 +1,126 @@
+import Foundation
+import HTTPClient
+import Runner
+
+/// The few Syncthing REST calls the helper makes (`X-API-Key`, JSON answers), with failures mapped to
+/// fixed categories: unreachable, key refused, unexpected answer.
+struct SyncthingClient {
+    struct Device: Equatable { var id: String; var paused: Bool }
+    struct Folder: Equatable { var id: String; var paused: Bool; var devices: [String] }
+    struct Completion: Equatable {
+        var needItems: Int64
+        var needBytes: Int64
+        var needDeletes: Int64
+        var isBehind: Bool { needItems > 0 || needBytes > 0 || needDeletes > 0 }
+    }
+
+    enum Failure: Error, Equatable {
+        /// No HTTP answer (connection refused, TLS or pin failure, timeout).
+        case unreachable(HTTPError.TransportKind?)
+        /// 403: the API key is wrong (1.19 answers "CSRF Error"), or the host check refused us.
+        case keyRefused
+        case unexpectedStatus(Int)
+        case malformedAnswer
+
+        var jobError: JobError {
+            switch self {
+            case .unreachable(let kind):
+                return kind == .tls
+                    ? JobError.unavailable("syncthing-tls", "Syncthing's TLS certificate does not match the pinned https-cert.pem")
+                    : JobError.unavailable("syncthing-unreachable", "Syncthing's REST API cannot be reached; is Syncthing running?")
+            case .keyRefused: return JobError.configuration("syncthing-key-refused", "Syncthing refused the API key (403); check SYNCTHING_API_KEY or config.xml")
+            case .unexpectedStatus: return JobError.unavailable("syncthing-answer", "Syncthing's REST API gave an unexpected status")
+            case .malformedAnswer: return JobError.unavailable("syncthing-answer", "Syncthing's REST API gave an answer that could not be read")
+            }
+        }
+    }
+
+    let endpoint: HelperConfiguration.SyncthingEndpoint
+    let http: HTTPClient
+
+    init(endpoint: HelperConfiguration.SyncthingEndpoint) {
+        self.endpoint = endpoint
+        http = HTTPClient(options: HTTPClient.Options(connectTimeout: 5, totalTimeout: 20, maxResponseBodyBytes: 4 << 20, tls: endpoint.tls))
+    }
+
+    private func get(_ path: String, authenticated: Bool = true) throws(Failure) -> (status: Int, body: Any?) {
+        let headers: [(name: String, value: String)] = authenticated ? [("X-API-Key", endpoint.apiKey)] : []
+        let response: HTTPResponse
+        do { response = try http.send(HTTPRequest(method: "GET", url: endpoint.url + path, headers: headers)) } catch {
+            throw .unreachable(error.transportKind)
+        }
+        if response.status == 403 { throw .keyRefused }
+        let body = try? JSONSerialization.jsonObject(with: Data(response.body), options: [.fragmentsAllowed])
+        return (response.status, body)
+    }
+
+    private func getOK(_ path: String) throws(Failure) -> Any {
+        let (status, body) = try get(path)
+        guard status == 200 else { throw .unexpectedStatus(status) }
+        guard let body else { throw .malformedAnswer }
+        return body
+    }
+
+    /// True when anything answers HTTP at the API URL (any status: 1.19 has no unauthenticated health
+    /// route, so the key is checked separately by `myID`).
+    func isReachable() throws(Failure) -> Bool {
+        do {
+            _ = try http.send(HTTPRequest(method: "GET", url: endpoint.url + "/rest/system/ping"))
+            return true
+        } catch {
+            throw .unreachable(error.transportKind)
+        }
+    }
+
+    /// `/rest/system/status` → `myID`.
+    func myID() throws(Failure) -> String {
+        guard let id = (try getOK("/rest/system/status") as? [String: Any])?["myID"] as? String, RelayIdentifiers.deviceID(id) != nil else {
+            throw .malformedAnswer
+        }
+        return id
+    }
+
+    /// `/rest/config/devices` (includes the local device).
+    func devices() throws(Failure) -> [Device] {
+        guard let list = try getOK("/rest/config/devices") as? [[String: Any]] else { throw .malformedAnswer }
+        return try list.map { (entry) throws(Failure) -> Device in
+            guard let id = entry["deviceID"] as? String else { throw .malformedAnswer }
+            return Device(id: id, paused: entry["paused"] as? Bool ?? false)
+        }
+    }
+
+    /// `/rest/config/folders` with the devices each is shared with.
+    func folders() throws(Failure) -> [Folder] {
+        guard let list = try getOK("/rest/config/folders") as? [[String: Any]] else { throw .malformedAnswer }
+        return try list.map { (entry) throws(Failure) -> Folder in
+            guard let id = entry["id"] as? String else { throw .malformedAnswer }
+            let devices = (entry["devices"] as? [[String: Any]] ?? []).compactMap { $0["deviceID"] as? String }
+            return Folder(id: id, paused: entry["paused"] as? Bool ?? false, devices: devices)
+        }
+    }
+
+    /// `/rest/db/completion?device=D&folder=F`; nil when Syncthing answers 404 (folder paused or not running).
+    func completion(device: String, folder: String) throws(Failure) -> Completion? {
+        let (status, body) = try get("/rest/db/completion?device=\(Self.query(device))&folder=\(Self.query(folder))")
+        if status == 404 { return nil }
+        guard status == 200, let object = body as? [String: Any] else { throw status == 200 ? .malformedAnswer : .unexpectedStatus(status) }
+        func number(_ key: String) throws(Failure) -> Int64 {
+            guard let value = object[key] as? NSNumber else { throw .malformedAnswer }
+            return value.int64Value
+        }
+        return Completion(needItems: try number("needItems"), needBytes: try number("needBytes"), needDeletes: try number("needDeletes"))
+    }
+
+    /// `/rest/system/connections`: the remote devices connected now.
+    func connectedDevices() throws(Failure) -> Set<String> {
+        guard let object = try getOK("/rest/system/connections") as? [String: Any],
+              let connections = object["connections"] as? [String: Any] else { throw .malformedAnswer }
+        return Set(connections.compactMap { key, value in ((value as? [String: Any])?["connected"] as? Bool) == true ? key : nil })
+    }
+
+    static func query(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Finding Syncthing's `config.xml` and reading its GUI section: where the REST API listens and its key.
+///
+/// Candidate order is Syncthing's own: `$SYNCTHING_CONFIG` (an explicit file), `$STCONFDIR`, `$STHOMEDIR`,
+/// the legacy `${XDG_CONFIG_HOME:-~/.config}/syncthing` (only if a config.xml exists there), then
+/// `${XDG_STATE_HOME:-~/.local/state}/syncthing`, then the container and system paths.
+public enum SyncthingConfigFile {
+    /// The candidate files in precedence order. `explicit` is true for `$SYNCTHING_CONFIG`, which must exist.
+    public static func candidates(environment env: [String: String]) -> [(path: String, explicit: Bool)] {
+        func value(_ key: String) -> String? { env[key].flatMap { $0.isEmpty ? nil : $0 } }
+        if let explicit = value("SYNCTHING_CONFIG") {
+            // A directory is accepted too: its config.xml.
+            return [(explicit.hasSuffix(".xml") ? explicit : explicit + "/config.xml", true)]
+        }
+        let home = value("HOME") ?? NSHomeDirectory()
+        var dirs: [String] = []
+        if let dir = value("STCONFDIR") { dirs.append(dir) }
+        if let dir = value("STHOMEDIR") { dirs.append(dir) }
+        dirs.append((value("XDG_CONFIG_HOME") ?? home + "/.config") + "/syncthing")
+        dirs.append((value("XDG_STATE_HOME") ?? home + "/.local/state") + "/syncthing")
+        dirs += ["/var/syncthing/config", "/config", "/var/syncthing", "/var/lib/syncthing", "/etc/syncthing"]
+        return dirs.map { ($0 + "/config.xml", false) }
+    }
+
+    /// The first candidate that exists, or nil. Throws `missingExplicit` when `$SYNCTHING_CONFIG` names no file.
+    public static func locate(environment: [String: String], exists: (String) -> Bool = { FileManager.default.isReadableFile(atPath: $0) }) throws -> String? {
+        for candidate in candidates(environment: environment) {
+            if exists(candidate.path) { return candidate.path }
+            if candidate.explicit { throw LocateError.missingExplicit }
+        }
+        return nil
+    }
+
+    public enum LocateError: Error { case missingExplicit }
+
+    /// The `<gui>` element's settings.
+    public struct GUI: Equatable, Sendable {
+        public var enabled = true
+        public var tls = false
+        public var address = ""
+        public var apiKey = ""
+    }
+
+    /// Reads the `<gui>` section of a config.xml; nil when the document is not XML or has no `<gui>`.
+    public static func parseGUI(_ data: Data) -> GUI? {
+        let parser = XMLParser(data: data)
+        let reader = GUIReader()
+        parser.delegate = reader
+        guard parser.parse(), reader.found else { return nil }
+        var gui = reader.gui
+        gui.address = gui.address.trimmingCharacters(in: .whitespacesAndNewlines)
+        gui.apiKey = gui.apiKey.trimmingCharacters(in: .whitespacesAndNewlines)
+        return gui
+    }
+
+    /// Why a GUI address cannot be used over TCP.
+    public enum AddressProblem: Error, Equatable { case unixSocket, malformed }
+
+    /// The REST base URL for a GUI address: `https` when `tls`; empty → `127.0.0.1:8384`; a wildcard or
+    /// empty host → `127.0.0.1`; an address with a scheme is used as is; a unix socket is refused.
+    public static func inferURL(address: String, tls: Bool) throws(AddressProblem) -> String {
+        var text = address.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("unix://") || text.hasPrefix("/") || text.hasPrefix("@") { throw .unixSocket }
+        if text.contains("://") {
+            while text.hasSuffix("/") { text.removeLast() }
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else { throw .malformed }
+            return text
+        }
+        if text.isEmpty { text = "127.0.0.1:8384" }
+        var host: String
+        var port: String
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw .malformed }
+            host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { throw .malformed }
+            port = String(rest.dropFirst())
+        } else if let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon {
+            host = String(text[..<colon])
+            port = String(text[text.index(after: colon)...])
+        } else {
+            throw .malformed
+        }
+        guard let number = Int(port), (1...65535).contains(number) else { throw .malformed }
+        if host.isEmpty || host == "0.0.0.0" || host == "::" { host = "127.0.0.1" }
+        if host.contains(":") { host = "[" + host + "]" }
+        return (tls ? "https" : "http") + "://" + host + ":" + port
+    }
+
+    private final class GUIReader: NSObject, XMLParserDelegate {
+        var gui = GUI()
+        var found = false
+        private var path: [String] = []
+
+        func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            path.append(element)
+            if path == ["configuration", "gui"] {
+                found = true
+                gui.tls = attributes["tls"]?.lowercased() == "true"
+                gui.enabled = attributes["enabled"]?.lowercased() != "false"
+            }
+        }
+
+        func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+            if !path.isEmpty { path.removeLast() }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            if path == ["configuration", "gui", "address"] { gui.address += string }
+            if path == ["configuration", "gui", "apikey"] { gui.apiKey += string }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import JobCLI
+@testable import Runner
+
+/// The repository's `jobs/` and `crontab.example` are exactly what the job table renders.
+@Suite struct DeploymentTests {
+    /// The repository root, found from this file's path.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// The catalog the executable builds (main.swift's modules), rendered through the real binary.
+    func renderedFiles() throws -> [String: String] {
+        let out = TemporaryDirectory("deploy")
+        let result = try JobProcess.run(["deployment", "--write", out.path], environment: JobProcess.environment(home: out.path))
+        guard result.exitCode == 0 else { throw TestFailure(result.stderr) }
+        var files: [String: String] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: out.path)!
+        while let relative = enumerator.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: out.path + "/" + relative, isDirectory: &isDirectory)
+            if !isDirectory.boolValue { files[relative] = try String(contentsOfFile: out.path + "/" + relative, encoding: .utf8) }
+        }
+        return files
+    }
+
+    @Test func everyJobHasAServiceATimerAndACrontabLineInTheRepository() throws {
+        let rendered = try renderedFiles()
+        #expect(rendered.count > 3)
+        for (path, content) in rendered {
+            let committed = try? String(contentsOfFile: DeploymentTests.root + "/" + path, encoding: .utf8)
+            #expect(committed == content, "\(path) is missing or stale: run `swift run job deployment --write .` and commit")
+        }
+    }
+
+    @Test func noUnitInTheRepositoryNamesAJobThatNoLongerExists() throws {
+        let rendered = Set(try renderedFiles().keys)
+        let units = try FileManager.default.contentsOfDirectory(atPath: DeploymentTests.root + "/jobs")
+            .filter { $0.hasSuffix(".service") || $0.hasSuffix(".timer") }
+            .filter { !$0.hasPrefix("serve-link") }  // socket-activated, shipped by hand with its .socket
+        for unit in units { #expect(rendered.contains("jobs/" + unit), "jobs/\(unit) has no job") }
+    }
+
+    @Test func systemdAcceptsTheUnits() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }
+        let rendered = try renderedFiles()
+        let work = TemporaryDirectory("units")
+        // systemd-analyze checks that ExecStart exists: point the copies at the binary under test.
+        for (path, content) in rendered where path.hasPrefix("jobs/") && (path.hasSuffix(".service") || path.hasSuffix(".timer")) {
+            let name = (path as NSString).lastPathComponent
+            try content.replacingOccurrences(of: Deployment.executable, with: JobProcess.executablePath)
+                .write(toFile: work.file(name), atomically: true, encoding: .utf8)
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: work.path).sorted()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
+        process.arguments = ["verify", "--man=no"] + names.map { work.file($0) }
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // Lines about the host (no running systemd in a container) are not about the units.
+        let problems = text.split(separator: "\n").filter { line in
+            names.contains { line.contains($0) } && !line.contains("Failed to")
+        }
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(process.terminationStatus == 0 || problems.isEmpty, "\(text)")
+    }
+}

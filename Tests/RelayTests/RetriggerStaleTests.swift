@@ -1,0 +1,202 @@
+import Foundation
+import Runner
+import Testing
+import TestSupport
+@testable import Relay
+
+/// `retrigger-stale` against one real Syncthing (a folder with a file, shared with a peer that never
+/// connects, so Syncthing reports it needs the whole folder) and the scripted relay stand-in.
+@Suite(.serialized) struct RetriggerStaleTests {
+    let t0 = Fixture.t0
+
+    /// One Syncthing with a behind peer; config.xml found through `STHOMEDIR`, key and URL auto-detected.
+    final class Homeserver: @unchecked Sendable {
+        let directory = TemporaryDirectory("st1")
+        let syncthing: SyncthingInstance
+        /// A real device ID (Syncthing checks the check digits) of a peer that is never started.
+        let peerID: String
+
+        init() throws {
+            syncthing = try SyncthingInstance(home: directory.file("home"))
+            peerID = try SyncthingInstance(home: directory.file("absent-peer")).deviceID
+            let folder = directory.file("vault")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try "note".write(toFile: folder + "/note.md", atomically: true, encoding: .utf8)
+            try syncthing.configure(peers: [.init(deviceID: peerID, listenPort: unusedPort())], folders: [.init(id: "vault-1", path: folder, devices: [peerID])])
+            try syncthing.start()
+            try syncthing.wait(timeout: 30, "the peer to need the folder") {
+                (try syncthing.completion(of: peerID, folder: "vault-1")["needItems"] as? Int ?? 0) > 0
+            }
+        }
+
+        func environment(relay: String, _ extra: [String: String] = [:]) -> [String: String] {
+            var env = ["HOME": directory.path, "STHOMEDIR": syncthing.home, "RELAY_URL": relay]
+            for (key, value) in extra { env[key] = value }
+            return env
+        }
+    }
+
+    @Test func eachRelayAnswerIsHandledAsTheSeedSays() throws {
+        try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
+        let home = try Homeserver()
+        defer { home.syncthing.stop() }
+        let relay = try RelayStandIn()
+        defer { relay.stop() }
+
+        // 202: sent, with exactly {"device_id": myID} as JSON; the cadence then holds further passes back.
+        var h = RelayHarness(environment: home.environment(relay: relay.url))
+        let sent = try h.pass("retrigger-stale", now: t0)
+        #expect(sent.exitCode == .success, "\(sent.error?.message ?? "")")
+        #expect(sent.result.counts["peers_behind"] == 1 && sent.result.counts["triggered"] == 1)
+        let request = try #require(relay.triggers.last)
+        #expect(request["method"] as? String == "POST" && request["content_type"] as? String == "application/json")
+        #expect((request["body"] as? [String: Any])?.keys.sorted() == ["device_id"])
+        #expect((request["body"] as? [String: Any])?["device_id"] as? String == home.syncthing.deviceID)
+        let early = try h.pass("retrigger-stale", now: t0.addingTimeInterval(21_599))
+        #expect(early.result.outcome == .skipped && early.result.reason == "cadence")
+        #expect(relay.triggers.count == 1)
+        #expect(try h.pass("retrigger-stale", now: t0.addingTimeInterval(21_600)).result.counts["triggered"] == 1)
+        #expect(relay.triggers.count == 2)
+        // The privacy rule: no Device ID, key, URL or path in any output or log line.
+        for secret in [home.syncthing.deviceID, home.peerID, home.syncthing.apiKey, relay.url, "127.0.0.1", home.directory.path, "vault-1"] {
+            #expect(!h.everything.contains(secret), "\(secret)")
+        }
+
+        // 400–403: subscription inactive — exit 0, recorded, re-checked only after the slow cadence.
+        for status in [400, 401, 402, 403] {
+            try relay.script(trigger: [.init(status: status)])
+            h = RelayHarness(environment: home.environment(relay: relay.url))
+            let before = relay.triggers.count
+            let inactive = try h.pass("retrigger-stale", now: t0)
+            #expect(inactive.exitCode == .success && inactive.result.counts["subscription_inactive"] == 1, "\(status)")
+            #expect(try h.pass("retrigger-stale", now: t0.addingTimeInterval(3600)).result.reason == "subscription-inactive")
+            #expect(relay.triggers.count == before + 1)
+        }
+        try relay.script(trigger: [.init(status: 202)])
+        #expect(try h.pass("retrigger-stale", now: t0.addingTimeInterval(21_600)).result.counts["triggered"] == 1)
+
+        // 404: configuration error, exit 78.
+        try relay.script(trigger: [.init(status: 404)])
+        h = RelayHarness(environment: home.environment(relay: relay.url))
+        let missing = try h.pass("retrigger-stale", now: t0)
+        #expect(missing.exitCode == .configuration && missing.error?.category == "relay-not-found")
+
+        // 429 with Retry-After in seconds, then as an HTTP-date: later passes wait exactly that long.
+        try relay.script(trigger: [.init(status: 429, headers: ["Retry-After": "120"])])
+        h = RelayHarness(environment: home.environment(relay: relay.url))
+        #expect(try h.pass("retrigger-stale", now: t0).result.counts["rate_limited"] == 1)
+        var count = relay.triggers.count
+        #expect(try h.pass("retrigger-stale", now: t0.addingTimeInterval(119)).result.reason == "backoff")
+        #expect(relay.triggers.count == count)
+        let t1 = t0.addingTimeInterval(120)
+        let date = httpDate(t1.addingTimeInterval(600))
+        try relay.script(trigger: [.init(status: 429, headers: ["Retry-After": date])])
+        #expect(try h.pass("retrigger-stale", now: t1).result.counts["rate_limited"] == 1)
+        count = relay.triggers.count
+        #expect(try h.pass("retrigger-stale", now: t1.addingTimeInterval(599)).result.reason == "backoff")
+        try relay.script(trigger: [.init(status: 202)])
+        #expect(try h.pass("retrigger-stale", now: t1.addingTimeInterval(600)).result.counts["triggered"] == 1)
+        #expect(relay.triggers.count == count + 1)
+
+        // 503: three tries in the pass, then exit 75 with the back-off stored; a 503 then 202 recovers in-pass.
+        try relay.script(trigger: [.init(status: 503)])
+        h = RelayHarness(environment: home.environment(relay: relay.url))
+        count = relay.triggers.count
+        let unavailable = try h.pass("retrigger-stale", now: t0)
+        #expect(unavailable.exitCode == .temporaryFailure && relay.triggers.count == count + 3)
+        #expect(try h.pass("retrigger-stale", now: t0.addingTimeInterval(59)).result.reason == "backoff")
+        try relay.script(trigger: [.init(status: 503), .init(status: 202)])
+        let recovered = try h.pass("retrigger-stale", now: t0.addingTimeInterval(60))
+        #expect(recovered.exitCode == .success && recovered.result.counts["tries"] == 2 && recovered.result.counts["triggered"] == 1)
+
+        // Connection refused: the same as a 5xx.
+        h = RelayHarness(environment: home.environment(relay: "http://127.0.0.1:\(unusedPort())"))
+        let refused = try h.pass("retrigger-stale", now: t0)
+        #expect(refused.exitCode == .temporaryFailure && refused.result.outcome == .failed)
+        #expect(try h.pass("retrigger-stale", now: t0.addingTimeInterval(30)).result.reason == "backoff")
+
+        // 0 disables; a dry run checks but sends nothing.
+        h = RelayHarness(environment: home.environment(relay: relay.url, ["STALE_RETRIGGER_SECONDS": "0"]))
+        #expect(try h.pass("retrigger-stale", now: t0).result.reason == "disabled")
+        h = RelayHarness(environment: home.environment(relay: relay.url))
+        count = relay.triggers.count
+        #expect(try h.pass("retrigger-stale", ["--dry-run"], now: t0).result.counts["would_trigger"] == 1)
+        #expect(relay.triggers.count == count)
+        // WATCHED_FOLDERS without the behind folder: nothing to do.
+        h = RelayHarness(environment: home.environment(relay: relay.url, ["WATCHED_FOLDERS": "other-folder"]))
+        #expect(try h.pass("retrigger-stale", now: t0).result.counts["triggered"] == 0)
+        #expect(relay.triggers.count == count)
+    }
+
+    @Test func badSyncthingConfigurationFailsClearly() throws {
+        try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
+        let home = try Homeserver()
+        defer { home.syncthing.stop() }
+        let relay = try RelayStandIn()
+        defer { relay.stop() }
+        let cases: [([String: String], ExitCode, String)] = [
+            (home.environment(relay: relay.url, ["SYNCTHING_API_KEY": "wrong-key"]), .configuration, "syncthing-key-refused"),
+            (home.environment(relay: relay.url, ["SYNCTHING_API_URL": "http://127.0.0.1:\(unusedPort())"]), .unavailable, "syncthing-unreachable"),
+            (home.environment(relay: relay.url, ["SYNCTHING_CONFIG": home.directory.file("nowhere/config.xml")]), .configuration, "syncthing-config"),
+            (["HOME": home.directory.path, "STHOMEDIR": home.syncthing.home], .configuration, "relay-url"),
+            (home.environment(relay: "relay.example"), .configuration, "relay-url"),
+            (home.environment(relay: relay.url, ["STALE_RETRIGGER_SECONDS": "6h"]), .configuration, "stale-retrigger-seconds"),
+            (["HOME": home.directory.file("empty"), "RELAY_URL": relay.url], .configuration, "syncthing-api-key"),
+        ]
+        for (environment, code, category) in cases {
+            let h = RelayHarness(environment: environment)
+            let report = try h.pass("retrigger-stale", now: t0)
+            #expect(report.exitCode == code && report.error?.category == category, "\(category): \(report.error?.message ?? "ok")")
+            #expect(!h.everything.contains("wrong-key") && !h.everything.contains(home.syncthing.apiKey))
+            #expect(try h.database().scalar("SELECT count(*) FROM relay_helper_state") == 0)
+        }
+        #expect(relay.triggers.isEmpty)
+
+        // Overrides alone work without any config.xml.
+        let h = RelayHarness(environment: ["HOME": home.directory.file("empty"), "RELAY_URL": relay.url,
+                                           "SYNCTHING_API_KEY": home.syncthing.apiKey, "SYNCTHING_API_URL": home.syncthing.guiURL])
+        #expect(try h.pass("retrigger-stale", now: t0).result.counts["triggered"] == 1)
+    }
+
+    @Test func doctorReportsEachFailedCheckWithoutIdentifiers() throws {
+        try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
+        let home = try Homeserver()
+        defer { home.syncthing.stop() }
+        let relay = try RelayStandIn(healthStatus: 200, healthBody: ["status": "degraded"])
+        defer { relay.stop() }
+
+        // The peer never connects and the relay is unhealthy: those two fail, exit 69; the rest pass.
+        let h = RelayHarness(environment: home.environment(relay: relay.url))
+        let failed = #expect(throws: JobError.self) { try h.command(["doctor"], now: t0) }
+        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 9 checks failed")
+        let text = h.everything
+        #expect(text.contains("FAIL  relay-health") && text.contains("FAIL  peer-connected") && text.contains("ok    folder-shared: 1 folder(s) shared"), "\(text)")
+        #expect(text.contains("skip  trigger: not sent"))
+
+        // A refused key: the key check fails (78) and the checks that need it are skipped.
+        let wrongKey = RelayHarness(environment: home.environment(relay: relay.url, ["SYNCTHING_API_KEY": "wrong-key"]))
+        let refused = #expect(throws: JobError.self) { try wrongKey.command(["doctor"], now: t0) }
+        #expect(refused?.exitCode == .configuration)
+        #expect(wrongKey.everything.contains("FAIL  syncthing-key") && wrongKey.everything.contains("skip  device-id"))
+
+        // Nothing configured at all: a clear report, exit 78.
+        let empty = RelayHarness(environment: ["HOME": home.directory.file("empty")])
+        let unconfigured = #expect(throws: JobError.self) { try empty.command(["doctor"], now: t0) }
+        #expect(unconfigured?.exitCode == .configuration)
+        #expect(empty.everything.contains("FAIL  relay-url: RELAY_URL is not set"))
+
+        #expect(relay.triggers.isEmpty)
+        for secret in [home.syncthing.deviceID, home.peerID, home.syncthing.apiKey, relay.url, "127.0.0.1", home.directory.path, "vault-1", "wrong-key"] {
+            #expect(!h.everything.contains(secret) && !wrongKey.everything.contains(secret), "\(secret)")
+        }
+    }
+}
+
+/// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+func httpDate(_ date: Date) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    return formatter.string(from: date)
+}
