@@ -39,4 +39,20 @@ import TestSupport
         #expect(try bob.scalar("SELECT count(*) FROM notifications") == 1)
         #expect(try alice.scalar("SELECT count(*) FROM held_offers WHERE state = 'delivered'") == 1, "acknowledged now")
     }
+
+    @Test func moreHeldOffersThanFitOneFrameAreCollectedInSeveralFrames() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        try alice.ok(["grants", "accept", "--label", "bob", "--addr", "127.0.0.1:1"], stdin: try bob.ok(["grants", "issue", "--to", alice.endpointHex]))
+        let big = String(repeating: "t", count: LinkWire.maxTicketBytes)
+        for _ in 0..<7 {
+            _ = try alice.json(["offers", "send", "--to", "bob", "--ticket-file", ticketFile(alice, big), "--files", "1", "--bytes", "1"])
+        }
+        let pass = try bob.json(["pull-offers", "--check-now"])
+        #expect((pass["counts"] as? [String: Int])?["collected"] == 7)
+        #expect(try alice.scalar("SELECT count(*) FROM held_offers WHERE state = 'delivered'") == 7)
+        #expect(notifications(bob) == ["incoming-offer 7"], "one notification run for the whole pull")
+    }
 }

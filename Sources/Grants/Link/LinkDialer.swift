@@ -7,8 +7,13 @@ struct LinkDialer {
 
     /// Opens `protocolName` to `contact`. Throws `LinkFailure` when the contact cannot be reached or is not who it should be.
     func dial(_ contact: Contact, _ protocolName: LinkProtocolName) throws -> LinkConnection {
-        guard let text = contact.address, let address = try? LinkAddress.parse(text) else { throw LinkFailure.unreachable }
-        return try LinkConnection.dial(address, expected: contact.endpoint, protocolName: protocolName, identity: node.identity,
+        try dial(contact.endpoint, at: contact.address, protocolName)
+    }
+
+    /// Opens `protocolName` to the node with key `endpoint` at `address` (a contact's cached `HOST:PORT`).
+    func dial(_ endpoint: EndpointID, at address: String?, _ protocolName: LinkProtocolName) throws -> LinkConnection {
+        guard let text = address, let parsed = try? LinkAddress.parse(text) else { throw LinkFailure.unreachable }
+        return try LinkConnection.dial(parsed, expected: endpoint, protocolName: protocolName, identity: node.identity,
                                        connectTimeout: try context.settings.int(GrantsSettings.connectTimeout))
     }
 

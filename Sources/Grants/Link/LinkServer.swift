@@ -96,14 +96,17 @@ struct LinkServer {
         let message = try connection.receive()
         try message.expect("pull")
         let decisions = try LinkWire.parseDecisions(message)
-        let contact = try node.contacts.find(connection.remote)
         var applied = 0
-        if let contact {
-            for decision in decisions where try outgoing.apply(decision, contactID: contact.id, now: context.nowMilliseconds) { applied += 1 }
-        }
         var delivered = 0
+        guard let contact = try node.contacts.find(connection.remote) else {
+            // No contact for this grant holder: nothing can be held for it.
+            try connection.send(["type": "offers", "offers": []])
+            context.logger.info("pull-served", ["delivered": 0, "decisions": 0])
+            return
+        }
+        for decision in decisions where try outgoing.apply(decision, contactID: contact.id, now: context.nowMilliseconds) { applied += 1 }
         while true {
-            let batch = try contact.map { try outgoing.held(contactID: $0.id, limit: LinkWire.offersPerFrame) } ?? []
+            let batch = try outgoing.held(contactID: contact.id, limit: LinkWire.offersPerFrame)
             try connection.send(["type": "offers", "offers": .array(batch.map(\.json))])
             if batch.isEmpty { break }
             let ack = try connection.receive()
@@ -111,7 +114,7 @@ struct LinkServer {
             let acknowledged = Set(try ack.strings("offer_ids", maxCount: LinkWire.offersPerFrame, maxBytes: 32))
             let ids = batch.map(\.offerID).filter { acknowledged.contains($0) }
             guard ids.count == batch.count else { throw LinkFailure.outOfOrder }
-            delivered += try outgoing.markDelivered(ids, contactID: contact!.id, now: context.nowMilliseconds)
+            delivered += try outgoing.markDelivered(ids, contactID: contact.id, now: context.nowMilliseconds)
         }
         context.logger.info("pull-served", ["delivered": .int(delivered), "decisions": .int(applied)])
     }

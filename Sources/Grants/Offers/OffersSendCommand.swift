@@ -53,7 +53,7 @@ struct OffersSendCommand: Command {
                     ? JobError.unavailable("grant-revoked", "the other device removed this device; it no longer accepts offers from here")
                     : JobError.unavailable("grant-lapsed", "this device's pairing with the contact is inactive; pair again with a new grant")
             }
-            try node.contacts.recordAddress(contact.address ?? "", contactID: contact.id, now: context.nowMilliseconds)
+            if let address = contact.address { try node.contacts.recordAddress(address, contactID: contact.id, now: context.nowMilliseconds) }
             try connection.send((["type": "offer"] as JSON).merging(offer.json))
             let reply = try connection.receive()
             try reply.expect("offer-result")

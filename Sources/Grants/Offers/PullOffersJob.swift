@@ -68,7 +68,7 @@ struct PullOffersJob: Job {
             counts.add(answer == .revoked ? "revoked" : "lapsed")
             return (0, 0)
         }
-        try node.contacts.recordAddress(contact.address ?? "", contactID: contact.id, now: context.nowMilliseconds)
+        if let address = contact.address { try node.contacts.recordAddress(address, contactID: contact.id, now: context.nowMilliseconds) }
         let decisions = try incoming.unreportedDecisions(from: contact.endpoint)
         try connection.send(["type": "pull", "decisions": LinkWire.decisions(decisions)])
         var collected = 0
