@@ -18,6 +18,8 @@ public final class LinkConnection {
     /// The protocol ALPN selected.
     public let protocolName: LinkProtocolName
     private var closed = false
+    /// When set, no read or write starts after this instant: a peer trickling bytes cannot hold the connection.
+    var deadline: Date?
 
     private init(ssl: OpaquePointer, fd: Int32, context: TLSContext, remote: EndpointID, protocolName: LinkProtocolName) {
         self.ssl = ssl
@@ -136,6 +138,7 @@ public final class LinkConnection {
     private func writeAll(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
+            if let deadline, Date() >= deadline { throw LinkFailure.timeout }
             var written = 0
             let ok = bytes.withUnsafeBytes { SSL_write_ex(ssl, $0.baseAddress! + offset, bytes.count - offset, &written) }
             guard ok == 1 else {
@@ -151,6 +154,7 @@ public final class LinkConnection {
         var buffer = [UInt8](repeating: 0, count: count)
         var offset = 0
         while offset < count {
+            if let deadline, Date() >= deadline { throw LinkFailure.timeout }
             var read = 0
             let ok = buffer.withUnsafeMutableBytes { SSL_read_ex(ssl, $0.baseAddress! + offset, count - offset, &read) }
             guard ok == 1 else {

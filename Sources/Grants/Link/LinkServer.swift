@@ -1,4 +1,5 @@
 import Cryptography
+import Foundation
 import Runner
 
 /// Answers one link connection: the grant proof, then the protocol ALPN chose. A hostile or broken peer ends the
@@ -16,6 +17,9 @@ struct LinkServer {
         outgoing = OutgoingOffers(database: node.database, vault: node.vault)
     }
 
+    /// The longest one exchange may take after the handshake (each read or write is also bounded by 10 s).
+    static let exchangeSeconds: TimeInterval = 30
+
     /// Completes TLS on an accepted socket and serves it; never throws (every outcome is logged by category).
     func serve(fd: Int32, tls: TLSContext) {
         let connection: LinkConnection
@@ -24,6 +28,7 @@ struct LinkServer {
             return
         }
         defer { connection.close() }
+        connection.deadline = Date().addingTimeInterval(LinkServer.exchangeSeconds)
         do {
             switch connection.protocolName {
             case .offer: try serveOffer(connection)

@@ -29,6 +29,8 @@ final class TLSContext {
             throw JobError.internal("cannot configure the TLS context")
         }
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT) { _, _ in 1 }
+        // No session tickets: every connection is a full handshake in which both keys are proven afresh.
+        SSL_CTX_set_num_tickets(context, 0)
         if role == .server {
             SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, offered, offeredLength, _ in
                 // The first protocol the client offers that this node speaks; none → fatal alert.
