@@ -119,7 +119,7 @@ func pair(issuer: LinkTestNode, holder: LinkTestNode, label: String, address: St
 /// A ticket file in `node`'s home.
 func ticketFile(_ node: LinkTestNode, _ text: String) -> String {
     let path = node.home.file("ticket-\(UUID().uuidString.prefix(6)).txt")
-    FileManager.default.createFile(atPath: path, contents: Data((text + "\n").utf8))
+    _ = FileManager.default.createFile(atPath: path, contents: Data((text + "\n").utf8))
     return path
 }
 

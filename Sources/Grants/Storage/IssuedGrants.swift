@@ -12,6 +12,7 @@ public struct IssuedGrants {
     }
 
     /// Mints a grant for `holder`: a 128-bit id, a 256-bit secret, an idle deadline of `now + lifetime`.
+    @discardableResult
     public func issue(to holder: EndpointID, issuer: EndpointID, lifetime: GrantLifetime, now: Int64) throws -> GrantBundle {
         let grantID: [UInt8]
         let secret: SecretBytes
