@@ -195,4 +195,27 @@ import TestSupport
         #expect(try alice.scalar("SELECT count(*) FROM grants_issued WHERE revoke_reason = 'revoked'") == 1)
         #expect(try bob.scalar("SELECT count(*) FROM grants_held WHERE peer_revoked_at IS NOT NULL") == 1, "the best-effort notice arrived")
     }
+
+    @Test func anOfferOverARevokedOrAnExpiredGrantIsRefusedAndTheSenderIsToldWhich() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode(), carol = LinkTestNode()
+        // Bob lets Alice and Carol reach him; then he revokes Alice, and Carol's 30-day grant goes idle.
+        try bob.startServer(now: "@\(Int(Date().timeIntervalSince1970) + 31 * 86_400)")
+        defer { _ = try? bob.stopServer() }
+        try pair(issuer: bob, holder: alice, label: "bob")
+        try carol.ok(["grants", "accept", "--label", "bob", "--addr", bob.address],
+                     stdin: try bob.ok(["grants", "issue", "--to", carol.endpointHex, "--lifetime", "30d"]))
+        try bob.ok(["grants", "revoke", "--peer", alice.endpointHex])
+
+        let revoked = try alice.run(["offers", "send", "--to", "bob", "--ticket-file", ticketFile(alice, "t"), "--files", "1", "--bytes", "1"])
+        #expect(revoked.exitCode == 69 && revoked.stderr.contains("removed this device"))
+        let expired = try carol.run(["offers", "send", "--to", "bob", "--ticket-file", ticketFile(carol, "t"), "--files", "1", "--bytes", "1"])
+        #expect(expired.exitCode == 69 && expired.stderr.contains("inactive; pair again"))
+        for node in [alice, carol] {
+            #expect(try node.scalar("SELECT count(*) FROM grants_held") == 0, "the dead grant is dropped")
+            #expect(try node.scalar("SELECT count(*) FROM held_offers") == 0, "a refused offer is not held")
+        }
+        #expect(try alice.ok(["contacts", "list"]).contains("removed by the other device"))
+        #expect(try carol.ok(["contacts", "list"]).contains("inactive, pair again"))
+        #expect(try bob.scalar("SELECT count(*) FROM incoming_offers") == 0)
+    }
 }
