@@ -11,6 +11,10 @@ struct GrantsAcceptCommand: Command {
         .value("--label", "LABEL", "your own name for the peer"),
         .value("--addr", "HOST:PORT", "where the peer's serve-link listens"),
     ]
+    let discussion = """
+        Reads the one-line bundle printed by 'job grants issue --to <this node's endpoint id>' on the other device.
+        Check the printed fingerprint with the other device's 'job node show' out of band.
+        """
 
     func run(_ context: JobContext) throws {
         let label = try LabelRule.validate(try context.arguments.required("--label"))

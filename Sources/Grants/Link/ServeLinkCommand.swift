@@ -15,6 +15,14 @@ struct ServeLinkCommand: Command {
         .value("--max-connections", "N", "with --listen: exit after N connections"),
         .value("--idle-exit", "SECONDS", "with --listen: exit after SECONDS without a connection"),
     ]
+    let discussion = """
+        Each connection is mutual TLS 1.3 with self-signed Ed25519 certificates; the client's key is its endpoint id.
+        ALPN picks /vnidrop/offer/1 (a live offer), /vnidrop/pull/1 (collect held offers) or /vnidrop/revoke/1.
+        Offers and pulls first prove a grant this node issued; blocked, unknown, expired and forged proofs all get the
+        same 'lapsed' answer, revoked grants get 'revoked'. Offers are stored pending the user's decision, never
+        accepted automatically, and raise a notification (JOB_NOTIFY_COMMAND when set).
+        With --listen HOST:PORT the first stdout line is 'listening on HOST:PORT' (port 0 picks a free port).
+        """
 
     func run(_ context: JobContext) throws {
         let maxConnections = try context.arguments.value("--max-connections").map { try positive($0, "--max-connections") }

@@ -17,6 +17,12 @@ struct OffersSendCommand: Command {
         .value("--bytes", "B", "total size offered"),
         .value("--name", "NAME", "the sender name shown to the receiver (they keep their own label for you)"),
     ]
+    let discussion = """
+        Needs a grant the contact issued to this node ('job grants accept'). Delivered live when the contact's
+        serve-link answers at its cached address within link.connect-timeout-seconds; otherwise held here and
+        collected by the contact's next 'pull-offers'. Exit 69 when the contact revoked this device or the pairing
+        lapsed (the dead grant is dropped), 75 when the contact's limits refuse offers for now.
+        """
 
     func run(_ context: JobContext) throws {
         let fileCount = try count(try context.arguments.required("--files"), "--files")
