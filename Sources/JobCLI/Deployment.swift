@@ -41,7 +41,7 @@ public struct Deployment {
         StateDirectory=background-jobs
         StateDirectoryMode=0700
         LoadCredential=store-key:/etc/background-jobs/store-key
-        DynamicUser=yes
+        \(job.credentials.map { "LoadCredential=\($0):/etc/background-jobs/\($0)\n" }.joined())DynamicUser=yes
         User=background-jobs
         Group=background-jobs
         ReadWritePaths=-/var/lib/prometheus/node-exporter

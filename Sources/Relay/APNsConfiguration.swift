@@ -14,7 +14,7 @@ struct APNsConfiguration {
     static let sandboxURL = "https://api.sandbox.push.apple.com"
 
     static let environmentKeys: [(name: String, help: String)] = [
-        ("APNS_KEY_FILE", "the APNs provider key (.p8, PKCS#8 P-256)"),
+        ("APNS_KEY_FILE", "the APNs provider key (.p8, PKCS#8 P-256); default: the systemd credential apns-key"),
         ("APNS_KEY_ID", "the provider key's key id"),
         ("APNS_TEAM_ID", "the Apple developer team id (JWT issuer)"),
         ("APNS_TOPIC", "the app's bundle id (apns-topic)"),
@@ -40,7 +40,12 @@ struct APNsConfiguration {
             guard let value = env("\(name)") else { throw JobError.configuration("apns-config", "\(name) is not set") }
             return value
         }
-        let keyFile = try required("APNS_KEY_FILE")
+        // Under systemd the unit's `LoadCredential=apns-key:…` hands the key over where DynamicUser can read it.
+        let credential = env("CREDENTIALS_DIRECTORY").map { $0 + "/apns-key" }
+        let keyFile: String
+        if let explicit = env("APNS_KEY_FILE") { keyFile = explicit }
+        else if let credential, FileManager.default.fileExists(atPath: credential) { keyFile = credential }
+        else { throw JobError.configuration("apns-config", "APNS_KEY_FILE is not set (nor a systemd credential apns-key)") }
         keyID = try required("APNS_KEY_ID")
         teamID = try required("APNS_TEAM_ID")
         topic = try required("APNS_TOPIC")

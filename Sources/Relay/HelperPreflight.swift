@@ -4,11 +4,24 @@ import Runner
 /// API reachable, key valid, device id readable, relay health, a peer connected, a folder shared, and — only
 /// with `--send-trigger` — one real trigger.
 enum HelperPreflight {
+    /// The variables that say this machine runs the homeserver helper.
+    static let configurationKeys = ["RELAY_URL", "SYNCTHING_API_KEY", "SYNCTHING_API_URL", "SYNCTHING_CONFIG", "STALE_RETRIGGER_SECONDS", "WATCHED_FOLDERS"]
+
+    /// The checks as `job doctor`'s `retrigger-stale` group: it applies where any helper variable is set.
+    static let group = DoctorGroup(
+        name: "retrigger-stale",
+        options: [.flag("--send-trigger", "also send one real wake-up trigger to the relay")],
+        notConfigured: { context in
+            configurationKeys.contains { context.env($0) != nil } || context.arguments.flag("--send-trigger")
+                ? nil : "none of RELAY_URL or SYNCTHING_* is set"
+        },
+        checks: checks)
+
     static let checks: [DoctorCheck] = [
         DoctorCheck(name: "syncthing-config") { session in
             do {
                 let endpoint = try HelperConfiguration.syncthingEndpoint(session.context.environment)
-                session.syncthing = SyncthingClient(endpoint: endpoint)
+                session.helper.syncthing = SyncthingClient(endpoint: endpoint)
                 let source = endpoint.configPath == nil ? "from SYNCTHING_API_KEY and SYNCTHING_API_URL" : "config.xml found"
                 let tls = endpoint.url.lowercased().hasPrefix("https") ? (endpoint.tls.pinnedPublicKey != nil ? ", https with the GUI certificate pinned" : ", https") : ""
                 return .pass(source + tls)
@@ -16,45 +29,45 @@ enum HelperPreflight {
         },
         DoctorCheck(name: "relay-url") { session in
             do {
-                session.relayURL = try HelperConfiguration.relayURL(session.context.environment)
+                session.helper.relayURL = try HelperConfiguration.relayURL(session.context.environment)
                 _ = try HelperConfiguration.cadence(session.context.environment)
                 return .pass("RELAY_URL is set")
             } catch let error as JobError { return .fail(error) } catch { return .fail("RELAY_URL cannot be used", .configuration) }
         },
         DoctorCheck(name: "syncthing-api") { session in
-            guard let client = session.syncthing else { return .skip("no Syncthing configuration") }
+            guard let client = session.helper.syncthing else { return .skip("no Syncthing configuration") }
             do { _ = try client.isReachable(); return .pass("the REST API answers") } catch { return syncthingFailure(error) }
         },
         DoctorCheck(name: "syncthing-key") { session in
-            guard let client = session.syncthing else { return .skip("no Syncthing configuration") }
+            guard let client = session.helper.syncthing else { return .skip("no Syncthing configuration") }
             do {
                 _ = try client.devices()
-                session.keyAccepted = true
+                session.helper.keyAccepted = true
                 return .pass("the API key is accepted")
             } catch { return syncthingFailure(error) }
         },
         DoctorCheck(name: "device-id") { session in
-            guard let client = session.syncthing, session.keyAccepted else { return .skip("the API key was not accepted") }
+            guard let client = session.helper.syncthing, session.helper.keyAccepted else { return .skip("the API key was not accepted") }
             do {
-                session.myID = try client.myID()
+                session.helper.myID = try client.myID()
                 return .pass("this Syncthing's Device ID is readable")
             } catch { return syncthingFailure(error) }
         },
         DoctorCheck(name: "relay-health") { session in
-            guard let url = session.relayURL else { return .skip("no usable RELAY_URL") }
+            guard let url = session.helper.relayURL else { return .skip("no usable RELAY_URL") }
             return RelayClient(baseURL: url).isHealthy()
                 ? .pass("the relay answers {\"status\":\"ok\"}")
                 : .fail("the relay's /api/v1/health did not answer {\"status\":\"ok\"}", .unavailable)
         },
         DoctorCheck(name: "peer-connected") { session in
-            guard let client = session.syncthing, let myID = session.myID else { return .skip("the Device ID is unknown") }
+            guard let client = session.helper.syncthing, let myID = session.helper.myID else { return .skip("the Device ID is unknown") }
             do {
                 let connected = try client.connectedDevices().subtracting([myID])
                 return connected.isEmpty ? .fail("no remote device is connected to this Syncthing", .unavailable) : .pass("\(connected.count) remote device(s) connected")
             } catch { return syncthingFailure(error) }
         },
         DoctorCheck(name: "folder-shared") { session in
-            guard let client = session.syncthing, let myID = session.myID else { return .skip("the Device ID is unknown") }
+            guard let client = session.helper.syncthing, let myID = session.helper.myID else { return .skip("the Device ID is unknown") }
             do {
                 let watched = HelperConfiguration.watchedFolders(session.context.environment)
                 let shared = try client.folders().filter { folder in
@@ -65,7 +78,7 @@ enum HelperPreflight {
         },
         DoctorCheck(name: "trigger") { session in
             guard session.context.arguments.flag("--send-trigger") else { return .skip("not sent (use --send-trigger)") }
-            guard let url = session.relayURL, let myID = session.myID else { return .skip("needs RELAY_URL and the Device ID") }
+            guard let url = session.helper.relayURL, let myID = session.helper.myID else { return .skip("needs RELAY_URL and the Device ID") }
             let (answer, status) = RelayClient(baseURL: url).trigger(deviceID: myID, now: session.context.now)
             switch answer {
             case .sent: return .pass("the relay accepted the trigger (202)")
@@ -82,4 +95,17 @@ enum HelperPreflight {
 private func syncthingFailure(_ error: any Error) -> DoctorOutcome {
     guard let failure = error as? SyncthingClient.Failure else { return .fail("Syncthing's REST API failed", .unavailable) }
     return .fail(failure.jobError)
+}
+
+/// What the helper's checks found, for the checks after them.
+final class HelperDoctorState {
+    var syncthing: SyncthingClient?
+    var relayURL: String?
+    var myID: String?
+    var keyAccepted = false
+}
+
+extension DoctorSession {
+    /// The helper checks' shared state.
+    var helper: HelperDoctorState { state(HelperDoctorState.init) }
 }

@@ -5,12 +5,12 @@ import Runner
 ///
 /// The whole story lives in this folder: `RetriggerStaleJob` (homeserver side, over `SyncthingClient` and
 /// `RelayClient`), `SendWakeupsJob` and `CleanTokensJob` (relay side, over `Registry` and `APNsClient`),
-/// and `DoctorCommand` (the helper's preflight as a report).
+/// and `HelperPreflight` (the helper's preflight as `job doctor`'s `retrigger-stale` group).
 public enum RelayModule {
     public static let module = Module(
         name: "relay",
         migrations: RelayMigrations.all,
         jobs: [RetriggerStaleJob(), SendWakeupsJob(), CleanTokensJob()],
-        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(),
-                   DoctorCommand(checks: HelperPreflight.checks)])
+        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand()],
+        doctor: [HelperPreflight.group])
 }

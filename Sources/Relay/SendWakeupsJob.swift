@@ -17,6 +17,7 @@ struct SendWakeupsJob: Job {
     let summary = "send silent APNs pushes for triggered Device IDs (30 s debounce), record each token's answer"
     let schedule = Schedule.every(minutes: 1, randomizedDelaySeconds: 5)
     var environmentKeys: [(name: String, help: String)] { APNsConfiguration.environmentKeys }
+    let credentials = ["apns-key"]
 
     /// Upper bound of Device IDs handled in one pass; the rest wait for the next.
     static let maxDevicesPerPass = 50_000

@@ -16,6 +16,9 @@ public protocol Job: Sendable {
     var environmentKeys: [(name: String, help: String)] { get }
     /// How long the lease lasts without renewal; a crashed pass blocks the next for at most this long.
     var leaseSeconds: Int { get }
+    /// systemd credentials the unit loads besides `store-key` (`apns-key` → `LoadCredential=apns-key:/etc/background-jobs/apns-key`),
+    /// read by the job from `$CREDENTIALS_DIRECTORY/<name>`.
+    var credentials: [String] { get }
     /// Does one pass.
     func run(_ context: JobContext) throws -> JobResult
 }
@@ -24,4 +27,5 @@ extension Job {
     public var options: [OptionSpec] { [] }
     public var environmentKeys: [(name: String, help: String)] { [] }
     public var leaseSeconds: Int { 600 }
+    public var credentials: [String] { [] }
 }

@@ -7,13 +7,17 @@ public struct Module: Sendable {
     public let jobs: [any Job]
     public let commands: [any Command]
     public let settings: [SettingSpec]
+    /// `job doctor` checks for this module's jobs.
+    public let doctor: [DoctorGroup]
 
-    public init(name: String, migrations: [Migration] = [], jobs: [any Job] = [], commands: [any Command] = [], settings: [SettingSpec] = []) {
+    public init(name: String, migrations: [Migration] = [], jobs: [any Job] = [], commands: [any Command] = [], settings: [SettingSpec] = [],
+                doctor: [DoctorGroup] = []) {
         self.name = name
         self.migrations = migrations
         self.jobs = jobs
         self.commands = commands
         self.settings = settings
+        self.doctor = doctor
     }
 }
 
@@ -28,7 +32,8 @@ public struct Catalog: Sendable {
     public init(modules: [Module]) {
         self.modules = modules
         jobs = modules.flatMap(\.jobs)
-        commands = modules.flatMap(\.commands)
+        // `job doctor` gathers every module's checks, so it is built here rather than by one module.
+        commands = modules.flatMap(\.commands) + [DoctorCommand(groups: modules.flatMap(\.doctor))]
         settings = modules.flatMap(\.settings)
         var migrator = Migrator()
         for migration in modules.flatMap(\.migrations) { migrator.register(migration) }

@@ -8,5 +8,6 @@ public enum RunnerModule {
         settings: [
             .integer("runs.retention-days", default: 30, in: 1...3650, "days the run ledger keeps a pass before maintain-store prunes it"),
             .integer("runs.prune-batch-size", default: 1000, in: 1...1000, "ledger rows maintain-store deletes per transaction (smaller interleaves better with other writers)"),
-        ])
+        ],
+        doctor: [StoreDoctorChecks.group])
 }

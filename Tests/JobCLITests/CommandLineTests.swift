@@ -152,3 +152,41 @@ import TestSupport
         #expect(left == [now - 100 * day, now - 29 * day, now - day], "a running row is never pruned; rows inside the retention stay")
     }
 }
+
+@Suite struct DoctorTests {
+    let directory = TemporaryDirectory("doctor")
+
+    func run(_ arguments: [String], _ environment: [String: String] = [:]) -> (ExitCode, String) {
+        let output = BufferedOutput()
+        let app = CommandLineApp(catalog: Catalog(modules: [RunnerModule.module]))
+        let code = app.run(arguments: ["--store", directory.file("s.sqlite")] + arguments, environment: ["HOME": directory.path].merging(environment) { $1 },
+                           output: output, errorOutput: { _ in })
+        return (code, output.text)
+    }
+
+    @Test func aHealthyStorePassesAndAMissingKeyIsExplainedNotFailed() {
+        let (code, text) = run(["doctor"])
+        #expect(code == .success, "\(text)")
+        #expect(text.contains("ok    store-integrity: quick_check reports ok"))
+        #expect(text.contains("skip  store-key: no key yet"))
+        #expect(text.contains("skip  metrics-dir"))
+    }
+
+    @Test func aMissingMetricsDirectoryIsAConfigurationFailure() {
+        let (code, text) = run(["doctor"], ["JOB_METRICS_DIR": directory.file("nope")])
+        #expect(code == .configuration)
+        #expect(text.contains("FAIL  metrics-dir: the metrics directory does not exist"))
+    }
+
+    @Test func aReplacedKeyFailsTheKeyCheckWith78() throws {
+        let key = directory.file("s.sqlite.key")
+        try Data(repeating: 1, count: 32).write(to: URL(fileURLWithPath: key))
+        let first = run(["doctor"])
+        #expect(first.0 == .success)
+        #expect(first.1.contains("ok    store-key: the store key is readable and matches this store"), "\(first.1)")
+        try Data(repeating: 2, count: 32).write(to: URL(fileURLWithPath: key))
+        let (code, text) = run(["doctor"])
+        #expect(code == .configuration)
+        #expect(text.contains("FAIL  store-key: the store key does not match this store"), "\(text)")
+    }
+}

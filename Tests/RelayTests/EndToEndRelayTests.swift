@@ -26,8 +26,10 @@ import TestSupport
         // send-wakeups without its APNs settings: 78, naming the variable only.
         let unconfigured = try JobProcess.run(store + ["send-wakeups"], environment: env)
         #expect(unconfigured.exitCode == 78 && unconfigured.stderr.contains("APNS_KEY_FILE is not set"))
-        let doctor = try JobProcess.run(store + ["doctor"], environment: env)
+        let doctor = try JobProcess.run(store + ["doctor"], environment: env.merging(["SYNCTHING_API_URL": "http://127.0.0.1:9"]) { $1 })
         #expect(doctor.exitCode == 78 && doctor.stdout.contains("FAIL  relay-url"))
+        let relayServerDoctor = try JobProcess.run(store + ["doctor"], environment: env)
+        #expect(relayServerDoctor.exitCode == 0 && relayServerDoctor.stdout.contains("skip  retrigger-stale: not configured here"), "\(relayServerDoctor.stdout)")
         for output in [registered, unknown, usage, shown, unconfigured, doctor] {
             #expect(!output.stdout.contains(device) && !output.stderr.contains(device) && !output.stderr.contains(token))
         }

@@ -15,8 +15,8 @@ final class PeerProcess: @unchecked Sendable {
     init(script: String, arguments: [String], directory: TemporaryDirectory, timeout: TimeInterval = 15) throws {
         outFile = directory.file("\(script).\(UUID().uuidString.prefix(6)).out")
         errFile = outFile + ".err"
-        FileManager.default.createFile(atPath: outFile, contents: nil)
-        FileManager.default.createFile(atPath: errFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: outFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: errFile, contents: nil)
         process.executableURL = URL(fileURLWithPath: Self.python)
         process.arguments = ["-u", Self.peersDirectory + "/" + script] + arguments
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile))

@@ -168,7 +168,7 @@ import TestSupport
         // The peer never connects and the relay is unhealthy: those two fail, exit 69; the rest pass.
         let h = RelayHarness(environment: home.environment(relay: relay.url))
         let failed = #expect(throws: JobError.self) { try h.command(["doctor"], now: t0) }
-        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 9 checks failed")
+        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 13 checks failed")
         let text = h.everything
         #expect(text.contains("FAIL  relay-health") && text.contains("FAIL  peer-connected") && text.contains("ok    folder-shared: 1 folder(s) shared"), "\(text)")
         #expect(text.contains("skip  trigger: not sent"))
@@ -179,15 +179,20 @@ import TestSupport
         #expect(refused?.exitCode == .configuration)
         #expect(wrongKey.everything.contains("FAIL  syncthing-key") && wrongKey.everything.contains("skip  device-id"))
 
-        // Nothing configured at all: a clear report, exit 78.
-        let empty = RelayHarness(environment: ["HOME": home.directory.file("empty")])
-        let unconfigured = #expect(throws: JobError.self) { try empty.command(["doctor"], now: t0) }
+        // A helper variable set but no RELAY_URL: a clear report, exit 78.
+        let noRelay = RelayHarness(environment: ["HOME": home.directory.file("empty"), "SYNCTHING_API_KEY": "wrong-key"])
+        let unconfigured = #expect(throws: JobError.self) { try noRelay.command(["doctor"], now: t0) }
         #expect(unconfigured?.exitCode == .configuration)
-        #expect(empty.everything.contains("FAIL  relay-url: RELAY_URL is not set"))
+        #expect(noRelay.everything.contains("FAIL  relay-url: RELAY_URL is not set"))
+
+        // Nothing of the helper configured (a relay server, say): its group is skipped, not failed.
+        let empty = RelayHarness(environment: ["HOME": home.directory.file("empty")])
+        _ = try empty.command(["doctor"], now: t0)
+        #expect(empty.everything.contains("skip  retrigger-stale: not configured here: none of RELAY_URL or SYNCTHING_* is set"))
 
         #expect(relay.triggers.isEmpty)
         for secret in [home.syncthing.deviceID, home.peerID, home.syncthing.apiKey, relay.url, "127.0.0.1", home.directory.path, "vault-1", "wrong-key"] {
-            #expect(!h.everything.contains(secret) && !wrongKey.everything.contains(secret), "\(secret)")
+            #expect(!h.everything.contains(secret) && !wrongKey.everything.contains(secret) && !noRelay.everything.contains(secret), "\(secret)")
         }
     }
 }

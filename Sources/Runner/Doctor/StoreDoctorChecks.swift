@@ -1,0 +1,49 @@
+import Foundation
+import Store
+
+/// The runner's `job doctor` checks: the store file, its schema, its key and the metrics folder.
+enum StoreDoctorChecks {
+    static let group = DoctorGroup(name: "store", checks: [
+        DoctorCheck(name: "store-integrity") { session in
+            // "PRAGMA quick_check … does not verify UNIQUE constraints or that index content matches table
+            // content", which makes it O(N) instead of O(N log N): fast enough to run on demand.
+            do {
+                let rows = try session.context.database.query("PRAGMA quick_check(10)")
+                let messages = try rows.map { try $0.get(0, as: String.self) }
+                return messages == ["ok"] ? .pass("quick_check reports ok")
+                    : .fail("quick_check found \(messages.count) problem(s): the store is damaged; restore a backup", .cannotCreate)
+            } catch {
+                return .fail(StoreFailure.jobError(for: error))
+            }
+        },
+        DoctorCheck(name: "store-schema") { session in
+            let db = session.context.database
+            do {
+                let applied: Int = try db.scalar("SELECT count(*) FROM schema_migrations") ?? 0
+                let journal: String = try db.scalar("PRAGMA journal_mode") ?? "?"
+                return .pass("\(applied) migrations applied, journal mode \(journal)")
+            } catch { return .fail(StoreFailure.jobError(for: error)) }
+        },
+        DoctorCheck(name: "store-key") { session in
+            let location = StoreKeyLocation.resolve(environment: session.context.environment, storePath: session.context.storePath)
+            if location.createIfMissing && !FileManager.default.fileExists(atPath: location.path) {
+                return .skip("no key yet: <store>.key is created on first use (or configure LoadCredential=store-key)")
+            }
+            do {
+                _ = try session.context.storeKey()
+                return .pass("the store key is readable and matches this store")
+            } catch { return .fail(StoreFailure.jobError(for: error)) }
+        },
+        DoctorCheck(name: "metrics-dir") { session in
+            guard let directory = session.context.env("JOB_METRICS_DIR") else { return .skip("no --metrics-dir / JOB_METRICS_DIR") }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return .fail("the metrics directory does not exist; create it or fix JOB_METRICS_DIR", .configuration)
+            }
+            guard access(directory, W_OK) == 0 else {
+                return .fail("the metrics directory is not writable by this user", .configuration)
+            }
+            return .pass("the metrics directory is writable")
+        },
+    ])
+}
