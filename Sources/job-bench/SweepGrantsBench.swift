@@ -112,6 +112,12 @@ enum SweepGrantsBench {
         print("ratio \(CryptoBench.format(jobMedian / max(baselineMedian, 0.000_001), decimals: 2))× (target ≤ 1.50×); " +
               "job peak memory \(CryptoBench.format(peak, decimals: 1)) MiB (target < 64 MiB)")
         print("last job result: \(lastCounts)")
+        // A second pass over the swept stores: the daily cost when nothing has lapsed.
+        let idleJob = try SweepChildProcess.run(executable: siblingExecutable("job"),
+                                                arguments: ["--store", storePath, "--now", "@\(now / 1000)", "--json", "sweep-grants"])
+        let idleBaseline = try SweepChildProcess.run(executable: "/usr/bin/sqlite3", arguments: [copyPath], stdin: script)
+        print("nothing left to do: job \(CryptoBench.format(idleJob.seconds * 1000, decimals: 0)) ms, " +
+              "sqlite3 \(CryptoBench.format(idleBaseline.seconds * 1000, decimals: 0)) ms")
     }
 
     static func median(_ values: [Double]) -> Double {

@@ -44,7 +44,6 @@ enum GrantsMigrations {
                 CHECK ((revoked_at IS NULL) = (revoke_reason IS NULL))
             ) STRICT;
             CREATE INDEX grants_issued_by_endpoint ON grants_issued (endpoint_index);
-            CREATE INDEX grants_issued_live_expiry ON grants_issued (expires_at) WHERE revoked_at IS NULL AND expires_at IS NOT NULL;
             CREATE INDEX grants_issued_tombstones ON grants_issued (revoked_at) WHERE revoked_at IS NOT NULL;
 
             CREATE TABLE grants_held (
