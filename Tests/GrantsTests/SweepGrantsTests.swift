@@ -106,4 +106,26 @@ import TestSupport
         let (third, _) = try job.pass("sweep-grants", now: Date(unixMilliseconds: t0 + 31 * day + 31 * day))
         #expect(third.result.counts["purged_grants"] == 2500)
     }
+
+    struct Stop: Error {}
+
+    @Test func aPassStoppedBetweenBatchesAndRunAgainEndsInTheSameState() throws {
+        let (stopped, _) = try populated()
+        let (control, _) = try populated()
+        let now = t0 + 40 * day
+        var calls = 0
+        #expect(throws: Stop.self) {
+            _ = try SweepGrants.run(stopped.database, now: now, grantCutoff: now - 30 * day, offerCutoff: now - 30 * day, dryRun: false,
+                                    batchSize: 1, between: { calls += 1; if calls == 3 { throw Stop() } })
+        }
+        #expect(try count(stopped.database, "SELECT count(*) FROM grants_issued WHERE revoke_reason = 'expired'") == 2, "two batches of one were committed")
+        _ = try SweepGrants.run(stopped.database, now: now, grantCutoff: now - 30 * day, offerCutoff: now - 30 * day, dryRun: false,
+                                batchSize: 1, between: {})
+        _ = try sweep(control, at: now)
+        for table in ["grants_issued", "grants_held", "held_offers", "incoming_offers"] {
+            let shape = "SELECT count(*), count(revoked_at), total(coalesce(expires_at, 0)) FROM grants_issued"
+            let sql = table == "grants_issued" ? shape : "SELECT count(*) FROM \(table)"
+            #expect(try stopped.database.query(sql).map(\.values) == control.database.query(sql).map(\.values), "\(table)")
+        }
+    }
 }
