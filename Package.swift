@@ -4,7 +4,7 @@ import PackageDescription
 /// BackgroundJobs: one executable, `job`, running one-pass background jobs over a shared SQLite store.
 ///
 /// Dependencies are the Debian system libraries only (no outside SwiftPM package can be fetched):
-/// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev.
+/// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev, zlib1g-dev.
 let package = Package(
     name: "BackgroundJobs",
     products: [
@@ -17,30 +17,36 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // C wrappers for what Swift cannot call: variadic and macro APIs.
         .target(name: "CShims", dependencies: ["COpenSSL", "CCurl", "CSecp256k1", "CSQLite"]),
 
+        // Foundations.
         .target(name: "Store", dependencies: ["CSQLite", "CShims"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
-        .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
-        .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
-        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Relay", "Grants"]),
 
+        // One module per seed.
+        .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
+        .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
+        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "COpenSSL", "CShims"]),
+
+        // The executables.
+        .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Relay", "MeshMedia", "Grants"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Runner", "Store", "Relay", "MeshMedia", "Grants"]),
+
+        // Tests: one target per module, plus end-to-end tests that run the built `job`.
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
+        .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
-
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Relay", "Runner", "Store", "Grants"]),
-
-        .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
-
-        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "COpenSSL", "CShims"]),
+        .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "TestSupport", "job"]),
     ],
     swiftLanguageModes: [.v5]

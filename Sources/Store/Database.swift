@@ -73,15 +73,7 @@ public final class Database {
                 // or disable auto-vacuum after a table has been created." — PRAGMA auto_vacuum.
                 try execute("PRAGMA auto_vacuum = INCREMENTAL")
             }
-            let current: String? = try scalar("PRAGMA journal_mode")
-            if current?.lowercased() != "wal" {
-                // "The WAL journaling mode is persistent; after being set it stays in effect across multiple
-                // database connections and after closing and reopening the database."
-                let mode: String? = try scalar("PRAGMA journal_mode = WAL")
-                guard mode?.lowercased() == "wal" else {
-                    throw StoreError.misuse("the store could not be switched to WAL mode")
-                }
-            }
+            try switchToWAL(within: options.busyTimeoutMilliseconds)
         }
         // "In WAL mode when synchronous is NORMAL, … a transaction committed … might roll back following a power
         // loss." Grants, tokens and offers must survive power loss: FULL.
@@ -89,6 +81,31 @@ public final class Database {
         // "Foreign key constraints are disabled by default … must be enabled separately for each connection."
         try execute("PRAGMA foreign_keys = ON")
         try execute("PRAGMA trusted_schema = OFF")
+    }
+
+    /// Puts the file in WAL mode unless it already is.
+    ///
+    /// "The WAL journaling mode is persistent; after being set it stays in effect across multiple database
+    /// connections and after closing and reopening the database." The switch needs an exclusive lock, and when
+    /// another connection is opening the same new file at that moment SQLite can answer SQLITE_BUSY without
+    /// calling the busy handler: "If SQLite determines that invoking the busy handler could result in a deadlock,
+    /// it will go ahead and return SQLITE_BUSY to the application instead of invoking the busy handler."
+    /// So the switch is retried here (each try releases its locks) until the busy timeout.
+    private func switchToWAL(within timeoutMilliseconds: Int32) throws {
+        let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
+        while true {
+            do {
+                let current: String? = try scalar("PRAGMA journal_mode")
+                if current?.lowercased() == "wal" { return }
+                let mode: String? = try scalar("PRAGMA journal_mode = WAL")
+                guard mode?.lowercased() == "wal" else {
+                    throw StoreError.misuse("the store could not be switched to WAL mode")
+                }
+                return
+            } catch let error as StoreError where error.kind == .busy && Date() < deadline {
+                usleep(2_000)
+            }
+        }
     }
 
     // MARK: Running statements

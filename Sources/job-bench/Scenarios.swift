@@ -2,6 +2,7 @@
 /// Add a scenario by writing `<Name>Bench.swift` with a `run(_:)` and listing it here.
 let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "crypto": CryptoBench.run,
+    "fuzz-media": FuzzMediaBench.run,
     "startup": StartupBench.run,
     "send-wakeups": SendWakeupsBench.run,
     "clean-tokens": CleanTokensBench.run,

@@ -1,6 +1,7 @@
 import Foundation
-import JobCLI
 import Grants
+import JobCLI
+import MeshMedia
 import Relay
 import Runner
 
@@ -8,6 +9,7 @@ import Runner
 let catalog = Catalog(modules: [
     RunnerModule.module,
     RelayModule.module,
+    MeshMediaModule.module,
     GrantsModule.module,
 ])
 

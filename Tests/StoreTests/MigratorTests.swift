@@ -74,3 +74,48 @@ final class Failures: @unchecked Sendable {
     func append(_ error: Error) { lock.lock(); errors.append(error); lock.unlock() }
     var all: [Error] { lock.lock(); defer { lock.unlock() }; return errors }
 }
+
+@Suite struct ConcurrentOpenTests {
+    @Test func manyConnectionsOpeningOneNewFileAtOnceAllEndInWAL() throws {
+        for round in 0..<(ProcessInfo.processInfo.environment["STRESS_ROUNDS"].flatMap(Int.init) ?? 100) {
+            let directory = TemporaryDirectory("open")
+            let path = directory.file("new-\(round).sqlite")
+            let failures = Failures()
+            DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                do {
+                    let db = try Database(path: path)
+                    let mode: String? = try db.scalar("PRAGMA journal_mode")
+                    if mode != "wal" { failures.append(StoreError.misuse("journal mode \(mode ?? "?")")) }
+                } catch { failures.append(error) }
+            }
+            #expect(failures.all.isEmpty, "\(failures.all)")
+        }
+    }
+}
+
+import CSQLite
+
+@Suite struct WALSwitchTests {
+    @Test func openingWaitsForAReaderOfARollbackJournalFileAndThenSwitchesToWAL() throws {
+        let directory = TemporaryDirectory("wal")
+        let path = directory.file("legacy.sqlite")
+        // Another program's connection: rollback journal, inside a read transaction (SHARED lock held).
+        var other: OpaquePointer?
+        #expect(sqlite3_open(path, &other) == SQLITE_OK)
+        defer { sqlite3_close(other) }
+        #expect(sqlite3_exec(other, "CREATE TABLE t (x); INSERT INTO t VALUES (1); BEGIN; SELECT * FROM t;", nil, nil, nil) == SQLITE_OK)
+        let reader = UncheckedHandle(pointer: other)
+        let releaser = Thread {
+            Thread.sleep(forTimeInterval: 0.3)
+            sqlite3_exec(reader.pointer, "COMMIT", nil, nil, nil)
+        }
+        releaser.start()
+        let started = Date()
+        let db = try Database(path: path)
+        #expect(try db.scalar("PRAGMA journal_mode") as String? == "wal")
+        #expect(Date().timeIntervalSince(started) >= 0.2, "the switch waited for the reader instead of failing")
+    }
+}
+
+/// A C handle handed to one other thread, which alone uses it until it is done.
+struct UncheckedHandle: @unchecked Sendable { let pointer: OpaquePointer? }

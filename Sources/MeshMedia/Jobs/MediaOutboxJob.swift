@@ -1,0 +1,53 @@
+import Runner
+import Store
+
+/// `media-outbox`: plans queued private-file sends (encrypted, consented legacy, wait, or a visible failure)
+/// and prunes frames that have been on the air longer than a day.
+struct MediaOutboxJob: Job {
+    let name = "media-outbox"
+    let summary = "plan queued private-file sends: encrypted when the peer proved privateMedia, legacy only with per-send consent"
+    let schedule = Schedule.every(minutes: 1)
+
+    /// Sends planned per transaction: each may encrypt and fragment up to 1 MiB, so batches stay small.
+    static let batchSize = 20
+    static let frameRetentionMilliseconds: Int64 = 86_400_000
+
+    func run(_ context: JobContext) throws -> JobResult {
+        let db = context.database
+        var counts = Counts()
+        if context.dryRun {
+            counts["queued"] = try db.scalar("SELECT count(*) FROM mesh_sends WHERE status IN ('queued', 'waiting')") ?? 0
+            counts["expired_frames"] = try db.scalar("SELECT count(*) FROM mesh_outbox WHERE created_at < ?",
+                                                     [context.nowMilliseconds - Self.frameRetentionMilliseconds]) ?? 0
+            return .completed(counts)
+        }
+        guard try db.queryOne("SELECT 1 FROM mesh_node") != nil else { return .skipped("no-node") }
+        let node = try MeshNode.open(context)
+        let planner = OutboxPlanner(node: node, proofTimeoutMilliseconds: Int64(try context.settings.int("mesh.proof-timeout-seconds")) * 1000)
+
+        // Each pass visits every open send once (ids above the last one seen), so waiting sends cannot loop.
+        var after: Int64 = 0
+        while true {
+            try context.checkCancellation()
+            let ids: [Int64] = try db.query("SELECT id FROM mesh_sends WHERE status IN ('queued', 'waiting') AND id > ? ORDER BY id LIMIT ?",
+                                            [after, Self.batchSize]).map { try $0.get(0, as: Int64.self) }
+            guard let last = ids.last else { break }
+            after = last
+            let outcomes = try db.write { _ in try ids.map { try planner.plan(sendID: $0) } }
+            for outcome in outcomes { counts[outcome.rawValue] += 1; context.committed[outcome.rawValue] += 1 }
+        }
+
+        var pruned = 0
+        while true {
+            try context.checkCancellation()
+            let deleted = try db.write { db in
+                try db.execute("DELETE FROM mesh_outbox WHERE id IN (SELECT id FROM mesh_outbox WHERE created_at < ? LIMIT 1000)",
+                               [context.nowMilliseconds - Self.frameRetentionMilliseconds])
+            }
+            pruned += deleted
+            if deleted < 1000 { break }
+        }
+        counts["expired_frames"] = pruned
+        return .completed(counts)
+    }
+}

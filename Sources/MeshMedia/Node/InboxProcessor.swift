@@ -1,0 +1,231 @@
+import Cryptography
+import Runner
+import Store
+
+/// What `media-inbox` does with one heard frame — the receive rules of the seed.
+///
+/// - Frames are decoded (any bytes: a packet or a typed rejection), deduplicated by a hash that ignores TTL,
+///   and relayed with TTL − 1 when directed elsewhere (or broadcast) so a node between two others carries them.
+/// - Announces are accepted only when signed by the announced Ed25519 key and sent from the peer id of the
+///   announced Noise key; a known peer's signing key never changes by announce. A verified announce enters
+///   the identity cache and may complete a pin, but never pins by itself.
+/// - Noise handshakes progress one message per frame; a completed session sends this node's peer state (0x21)
+///   and may complete a pin. Handshake collisions resolve by peer id (the lower id stays initiator).
+/// - Noise 0x20 → decrypt and deliver; 0x09 → decrypt, canonicalize and deliver; the 64 KiB limit holds for
+///   everything else (`NoiseTransport.decrypt`). Signed directed `fileTransfer` → verify against the sender's
+///   registered signing key and deliver; unsigned, forged, undirected or from an unknown sender → reject.
+/// - Fragments reassemble within the receiver bounds and the whole packet is then handled like any other.
+struct InboxProcessor {
+    let node: MeshNode
+    let media: MediaInbox
+
+    /// Handles one frame, adding what happened to `counts` (fixed words only).
+    func process(frame: [UInt8], counts: inout Counts) throws {
+        guard let packet = try? BitchatPacket.decode(frame) else { counts.add("malformed"); return }
+        try handle(packet, reassembled: false, counts: &counts)
+    }
+
+    private var me: [UInt8] { node.identity.peerID }
+
+    static func packetHash(_ packet: BitchatPacket) throws -> [UInt8] {
+        var copy = packet
+        copy.ttl = 0
+        copy.isRSR = false
+        return SHA256.hash(try copy.encoded(padding: false))
+    }
+
+    private func handle(_ packet: BitchatPacket, reassembled: Bool, counts: inout Counts) throws {
+        guard packet.senderID != me else { counts.add("own"); return }
+        let hash = try Self.packetHash(packet)
+        let fresh = try node.database.execute("INSERT OR IGNORE INTO mesh_seen (packet_hash, seen_at) VALUES (?, ?)", [hash, node.now])
+        guard fresh > 0 else { counts.add("duplicate"); return }
+
+        let forMe = packet.recipientID == nil || packet.recipientID == me
+        if !reassembled, packet.recipientID != me, packet.ttl > 1 {
+            var relayed = packet
+            relayed.ttl -= 1
+            try node.enqueueFrame(try relayed.encoded())
+            counts.add("relayed")
+        }
+        guard forMe else { return }
+        switch packet.messageType {
+        case .announce: try handleAnnounce(packet, counts: &counts)
+        case .noiseHandshake where packet.recipientID == me: try handleHandshake(packet, counts: &counts)
+        case .noiseEncrypted where packet.recipientID == me: try handleEncrypted(packet, counts: &counts)
+        case .fileTransfer: try handleLegacyFile(packet, counts: &counts)
+        case .fragment: try handleFragment(packet, counts: &counts)
+        default: counts.add("ignored")
+        }
+    }
+
+    // MARK: Announces
+
+    private func handleAnnounce(_ packet: BitchatPacket, counts: inout Counts) throws {
+        guard let signature = packet.signature, let announce = try? Announce.decode(packet.payload),
+              NodeIdentity.peerID(noiseKey: announce.noisePublicKey) == packet.senderID,
+              let key = try? Ed25519PublicKey(rawRepresentation: announce.signingPublicKey),
+              key.isValidSignature(signature, for: try packet.signingPreimage()) else {
+            counts.add("announce_rejected")
+            return
+        }
+        if let existing = try node.registry.record(for: packet.senderID) {
+            guard ConstantTime.equals(existing.signingKey, announce.signingPublicKey) else { counts.add("announce_rejected"); return }
+            guard Int64(clamping: packet.timestamp) >= existing.announcedAt else { counts.add("announce_stale"); return }
+        }
+        let record = PeerRecord(peerID: packet.senderID, noiseKey: announce.noisePublicKey, signingKey: announce.signingPublicKey,
+                                nickname: announce.nickname, capabilities: announce.capabilities, announcedAt: Int64(clamping: packet.timestamp))
+        try node.registry.save(record, now: node.now)
+        counts.add("announce_verified")
+        // Announce after session: pin when an established session authenticated this very key.
+        if let transport = try node.sessions.load(packet.senderID)?.transport,
+           try node.registry.pinIfAuthenticated(peerID: packet.senderID, sessionRemoteStatic: transport.remoteStatic, now: node.now) {
+            counts.add("pinned")
+        }
+    }
+
+    // MARK: Noise handshake
+
+    private func handleHandshake(_ packet: BitchatPacket, counts: inout Counts) throws {
+        let peer = packet.senderID
+        let message = packet.payload
+        let existing = try node.sessions.load(peer)
+        /// Noise message 1 of XX with an empty payload is exactly the 32-byte ephemeral key.
+        let isFirstMessage = message.count == 32
+        do {
+            if case .handshaking(var handshake)? = existing?.phase, !handshake.isMyTurnToWrite {
+                if handshake.role == .initiator, handshake.messageIndex == 1, isFirstMessage {
+                    // Both sides initiated: the lower peer id keeps the initiator role.
+                    if me.lexicographicallyPrecedes(peer) { counts.add("handshake_collision"); return }
+                    try respond(to: message, from: peer, counts: &counts)
+                    return
+                }
+                if handshake.role == .responder, isFirstMessage {
+                    try respond(to: message, from: peer, counts: &counts)   // the peer restarted
+                    return
+                }
+                _ = try handshake.readMessage(message)
+                if handshake.role == .initiator {
+                    let third = try handshake.writeMessage()
+                    try node.transmit(node.directed(.noiseHandshake, to: peer, payload: third))
+                }
+                try complete(handshake, with: peer, counts: &counts)
+                return
+            }
+            // No handshake waiting for the peer (none, or an established session): only a first message fits.
+            guard isFirstMessage else { counts.add("handshake_unexpected"); return }
+            try respond(to: message, from: peer, counts: &counts)
+        } catch is NoiseError {
+            // A failed handshake is dropped; an established session survives a bad first message.
+            if case .handshaking? = existing?.phase { try node.sessions.delete(peer) }
+            counts.add("handshake_failed")
+        }
+    }
+
+    /// A first message: become responder and answer with message 2.
+    private func respond(to message: [UInt8], from peer: [UInt8], counts: inout Counts) throws {
+        var handshake = NoiseHandshake(role: .responder, localStatic: node.identity.noise)
+        _ = try handshake.readMessage(message)
+        let second = try handshake.writeMessage()
+        try node.sessions.save(PeerSession(peerID: peer, phase: .handshaking(handshake), proof: nil, startedAt: node.now), now: node.now)
+        try node.transmit(node.directed(.noiseHandshake, to: peer, payload: second))
+        counts.add("handshake_step")
+    }
+
+    private func complete(_ handshake: NoiseHandshake, with peer: [UInt8], counts: inout Counts) throws {
+        let transport = try handshake.transport()
+        guard NodeIdentity.peerID(noiseKey: transport.remoteStatic) == peer else { throw NoiseError.badKey }
+        var session = PeerSession(peerID: peer, phase: .established(transport), proof: nil, startedAt: node.now)
+        try node.sendPeerState(&session)
+        try node.sessions.save(session, now: node.now)
+        counts.add("session_established")
+        // Session after announce: pin when the capability-bearing registry entry has this static key.
+        if try node.registry.pinIfAuthenticated(peerID: peer, sessionRemoteStatic: transport.remoteStatic, now: node.now) {
+            counts.add("pinned")
+        }
+    }
+
+    // MARK: Noise transport
+
+    private func handleEncrypted(_ packet: BitchatPacket, counts: inout Counts) throws {
+        guard var session = try node.sessions.load(packet.senderID), case .established(var transport) = session.phase else {
+            counts.add("no_session")
+            return
+        }
+        let plaintext: [UInt8]
+        do {
+            plaintext = try transport.decrypt(packet.payload)
+        } catch NoiseError.replayed {
+            counts.add("replayed"); return
+        } catch NoiseError.messageTooLarge {
+            counts.add("rejected_too_large"); return
+        } catch {
+            counts.add("decrypt_failed"); return
+        }
+        session.phase = .established(transport)
+        guard let payload = try? NoisePayload.decode(plaintext) else {
+            try node.sessions.save(session, now: node.now)
+            counts.add("malformed")
+            return
+        }
+        switch payload.kind {
+        case .authenticatedPeerState:
+            if let state = try? PeerState.decode(payload.body) {
+                session.proof = state
+                counts.add("peer_state")
+            } else {
+                counts.add("malformed")
+            }
+            try node.sessions.save(session, now: node.now)
+        case .privateFile:
+            try node.sessions.save(session, now: node.now)
+            guard let file = try? FilePacket.decode(payload.body) else { counts.add("rejected_file"); return }
+            try deliver(file, from: packet.senderID, form: payload.usedAlias ? .alias : .encrypted, counts: &counts)
+        default:
+            try node.sessions.save(session, now: node.now)
+            counts.add("ignored")
+        }
+    }
+
+    // MARK: Legacy fileTransfer
+
+    private func handleLegacyFile(_ packet: BitchatPacket, counts: inout Counts) throws {
+        guard packet.recipientID == me else { counts.add("rejected_undirected"); return }
+        guard let signature = packet.signature else { counts.add("rejected_unsigned"); return }
+        guard let record = try node.registry.record(for: packet.senderID) else { counts.add("rejected_unknown_sender"); return }
+        guard let key = try? Ed25519PublicKey(rawRepresentation: record.signingKey),
+              key.isValidSignature(signature, for: try packet.signingPreimage()) else {
+            counts.add("rejected_forged")
+            return
+        }
+        guard let file = try? FilePacket.decode(packet.payload) else { counts.add("rejected_file"); return }
+        try deliver(file, from: packet.senderID, form: .legacy, counts: &counts)
+    }
+
+    private func deliver(_ file: FilePacket, from sender: [UInt8], form: MediaInbox.Form, counts: inout Counts) throws {
+        if try media.deliver(file, from: sender, form: form, now: node.now) {
+            switch form {
+            case .encrypted: counts.add("delivered_encrypted")
+            case .alias: counts.add("delivered_alias")
+            case .legacy: counts.add("delivered_legacy")
+            }
+        } else {
+            counts.add("already_delivered")
+        }
+    }
+
+    // MARK: Fragments
+
+    private func handleFragment(_ packet: BitchatPacket, counts: inout Counts) throws {
+        guard let fragment = try? Fragment.decode(packet.payload) else { counts.add("malformed"); return }
+        switch try Reassembly(database: node.database).add(fragment, senderID: packet.senderID, now: node.now) {
+        case .stored:
+            counts.add("fragment_stored")
+        case .rejected:
+            counts.add("fragment_rejected")
+        case .complete(let bytes):
+            counts.add("reassembled")
+            guard let inner = try? BitchatPacket.decode(bytes), inner.senderID == packet.senderID else { counts.add("malformed"); return }
+            try handle(inner, reassembled: true, counts: &counts)
+        }
+    }
+}

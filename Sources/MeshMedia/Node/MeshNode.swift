@@ -1,0 +1,98 @@
+import Cryptography
+import Foundation
+import Runner
+import Store
+
+/// One mesh node over its store: its identity, the identity cache, sessions, and the emulated radio.
+///
+/// Everything that would go on BLE is encoded (and fragmented to the 512-byte MTU) into `mesh_outbox`;
+/// `job mesh exchange` carries frames to a neighbour's `mesh_inbox`. Methods that write expect to run inside
+/// the caller's write transaction.
+final class MeshNode {
+    let database: Database
+    let keyring: StoreKeyring
+    let identity: NodeIdentity
+    /// The injected clock, Unix ms.
+    let now: Int64
+    let registry: PeerRegistry
+    let sessions: SessionStore
+
+    /// Hops a new packet may take.
+    static let defaultTTL: UInt8 = 7
+
+    init(database: Database, keyring: StoreKeyring, identity: NodeIdentity, now: Int64) {
+        self.database = database
+        self.keyring = keyring
+        self.identity = identity
+        self.now = now
+        registry = PeerRegistry(database: database, keyring: keyring)
+        sessions = SessionStore(database: database, keyring: keyring)
+    }
+
+    /// Opens the node of the store behind `context` (configuration error when there is none).
+    static func open(_ context: JobContext) throws -> MeshNode {
+        let keyring = try context.keyring()
+        let identity = try NodeIdentity.require(database: context.database, keyring: keyring)
+        return MeshNode(database: context.database, keyring: keyring, identity: identity, now: context.nowMilliseconds)
+    }
+
+    var timestamp: UInt64 { UInt64(max(0, now)) }
+
+    // MARK: Building packets
+
+    /// Signs `packet` with the node's Ed25519 key over its signing preimage.
+    func signed(_ packet: BitchatPacket) throws -> BitchatPacket {
+        var copy = packet
+        copy.signature = try identity.signing.sign(try packet.signingPreimage())
+        return copy
+    }
+
+    /// The signed announce: nickname, Noise key, signing key and (unless emulating an older client) capabilities.
+    func announcePacket() throws -> BitchatPacket {
+        let announce = Announce(nickname: identity.nickname, noisePublicKey: identity.noise.publicKey,
+                                signingPublicKey: identity.signing.publicKey, capabilities: identity.emulation.capabilities)
+        return try signed(BitchatPacket(type: .announce, ttl: Self.defaultTTL, timestamp: timestamp, senderID: identity.peerID,
+                                        payload: try announce.encoded()))
+    }
+
+    /// A packet directed to `peerID`; v2 when the payload needs a 4-byte length or a source route is given.
+    func directed(_ type: BitchatPacket.MessageType, to peerID: [UInt8], payload: [UInt8], route: [[UInt8]] = []) -> BitchatPacket {
+        let version: UInt8 = payload.count > Int(UInt16.max) || !route.isEmpty ? 2 : 1
+        return BitchatPacket(version: version, type: type, ttl: Self.defaultTTL, timestamp: timestamp,
+                             senderID: identity.peerID, recipientID: peerID, route: route, payload: payload)
+    }
+
+    // MARK: The emulated radio
+
+    /// Puts `packet` on the air: one frame, or its fragments. Returns the number of frames.
+    @discardableResult
+    func transmit(_ packet: BitchatPacket) throws -> Int {
+        let frames = try FragmentPlanner.frames(for: packet, fragmentID: try SecureRandom.bytes(count: 8))
+        for frame in frames { try enqueueFrame(try frame.encoded()) }
+        return frames.count
+    }
+
+    func enqueueFrame(_ bytes: [UInt8]) throws {
+        _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at) VALUES (?, ?)", [bytes, now])
+    }
+
+    // MARK: Sessions
+
+    /// Starts a handshake as initiator with `peerID` (replacing any session) and transmits message 1.
+    func startHandshake(with peerID: [UInt8]) throws {
+        var handshake = NoiseHandshake(role: .initiator, localStatic: identity.noise)
+        let message = try handshake.writeMessage()
+        try sessions.save(PeerSession(peerID: peerID, phase: .handshaking(handshake), proof: nil, startedAt: now), now: now)
+        try transmit(directed(.noiseHandshake, to: peerID, payload: message))
+    }
+
+    /// Sends this node's authenticated peer state (0x21) inside the session; called after each completed handshake.
+    func sendPeerState(_ session: inout PeerSession) throws {
+        guard case .established(var transport) = session.phase else { return }
+        let capabilities = identity.emulation.capabilities ?? Capabilities()
+        let state = PeerState(capabilities: capabilities, signingPublicKey: identity.signing.publicKey)
+        let ciphertext = try transport.encrypt(NoisePayload(kind: .authenticatedPeerState, body: try state.encoded()).encoded())
+        session.phase = .established(transport)
+        try transmit(directed(.noiseEncrypted, to: session.peerID, payload: ciphertext))
+    }
+}

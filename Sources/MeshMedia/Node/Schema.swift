@@ -1,0 +1,109 @@
+import Store
+
+/// The mesh node's tables. Secrets (private keys, Noise session state, the identity cache, pins, queued file
+/// content) are sealed with the store keyring; peers are looked up by blind index.
+///
+/// The emulated radio: `mesh_outbox` holds the frames this node put on the air (already encoded and
+/// fragmented to the 512-byte MTU), `mesh_carried` records which neighbour each frame was carried to by
+/// `job mesh exchange`, and `mesh_inbox` holds frames heard from neighbours until `media-inbox` processes them.
+enum MeshSchema {
+    static let migrations = [
+        Migration("meshmedia-001-node", sql: """
+        CREATE TABLE mesh_node (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            peer_id BLOB NOT NULL,
+            noise_public BLOB NOT NULL,
+            signing_public BLOB NOT NULL,
+            sealed_noise_private BLOB NOT NULL,
+            sealed_signing_seed BLOB NOT NULL,
+            nickname TEXT NOT NULL,
+            emulate TEXT NOT NULL DEFAULT 'current' CHECK (emulate IN ('current', 'prerelease-ios', 'older-client')),
+            created_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE mesh_peers (
+            peer_index BLOB PRIMARY KEY,
+            sealed BLOB NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE mesh_pins (
+            fingerprint_index BLOB PRIMARY KEY,
+            sealed BLOB NOT NULL,
+            pinned_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE mesh_sessions (
+            peer_index BLOB PRIMARY KEY,
+            state TEXT NOT NULL CHECK (state IN ('handshaking', 'established')),
+            sealed BLOB NOT NULL,
+            started_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE mesh_outbox (
+            id INTEGER PRIMARY KEY,
+            frame BLOB NOT NULL,
+            created_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE mesh_carried (
+            frame_id INTEGER NOT NULL REFERENCES mesh_outbox(id) ON DELETE CASCADE,
+            neighbour BLOB NOT NULL,
+            carried_at INTEGER NOT NULL,
+            PRIMARY KEY (frame_id, neighbour)
+        ) STRICT;
+        CREATE TABLE mesh_inbox (
+            id INTEGER PRIMARY KEY,
+            frame BLOB NOT NULL,
+            received_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE mesh_seen (
+            packet_hash BLOB PRIMARY KEY,
+            seen_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX mesh_seen_by_time ON mesh_seen(seen_at);
+        CREATE TABLE mesh_fragments (
+            set_key BLOB NOT NULL,
+            idx INTEGER NOT NULL,
+            total INTEGER NOT NULL,
+            original_type INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            first_at INTEGER NOT NULL,
+            PRIMARY KEY (set_key, idx)
+        ) STRICT;
+        CREATE TABLE mesh_sends (
+            id INTEGER PRIMARY KEY,
+            peer_index BLOB NOT NULL,
+            sealed BLOB,
+            consent INTEGER NOT NULL DEFAULT 0 CHECK (consent IN (0, 1)),
+            status TEXT NOT NULL CHECK (status IN ('queued', 'waiting', 'sent', 'failed')),
+            form TEXT CHECK (form IN ('encrypted', 'legacy')),
+            reason TEXT,
+            fragments INTEGER,
+            content_bytes INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            waiting_at INTEGER
+        ) STRICT;
+        CREATE INDEX mesh_sends_open ON mesh_sends(status) WHERE status IN ('queued', 'waiting');
+        CREATE TABLE mesh_deliveries (
+            media_id TEXT PRIMARY KEY,
+            form TEXT NOT NULL CHECK (form IN ('encrypted', 'alias', 'legacy')),
+            sender_index BLOB NOT NULL,
+            bytes INTEGER NOT NULL,
+            delivered_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE TABLE mesh_builds (
+            id INTEGER PRIMARY KEY,
+            platform TEXT NOT NULL CHECK (platform IN ('ios', 'android')),
+            version TEXT NOT NULL,
+            channel TEXT NOT NULL CHECK (channel IN ('testflight', 'internal', 'beta', 'release')),
+            emitted_alias INTEGER NOT NULL CHECK (emitted_alias IN (0, 1)),
+            expires_at INTEGER,
+            created_at INTEGER NOT NULL,
+            UNIQUE (platform, version, channel)
+        ) STRICT;
+        CREATE TABLE mesh_policy (
+            platform TEXT PRIMARY KEY CHECK (platform IN ('ios', 'android')),
+            min_version TEXT NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) STRICT;
+        """),
+    ]
+}
