@@ -28,14 +28,15 @@ let package = Package(
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
 
         // One module per seed.
+        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "COpenSSL", "CShims"]),
         .target(name: "TokenPool", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
         .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 
         // The executables.
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
-        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "TokenPool", "Relay", "MeshMedia"]),
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "Runner", "Store", "TokenPool", "Relay", "MeshMedia"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Grants", "TokenPool", "Relay", "MeshMedia"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "Runner", "Store", "Grants", "TokenPool", "Relay", "MeshMedia"]),
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
@@ -44,6 +45,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
+        .testTarget(name: "GrantsTests", dependencies: ["Grants", "TestSupport", "job"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),

@@ -7,6 +7,7 @@ let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "startup": StartupBench.run,
     "send-wakeups": SendWakeupsBench.run,
     "clean-tokens": CleanTokensBench.run,
+    "sweep-grants": SweepGrantsBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).

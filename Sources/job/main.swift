@@ -1,4 +1,5 @@
 import Foundation
+import Grants
 import JobCLI
 import MeshMedia
 import Relay
@@ -11,6 +12,7 @@ let catalog = Catalog(modules: [
     TokenPoolModule.module,
     RelayModule.module,
     MeshMediaModule.module,
+    GrantsModule.module,
 ])
 
 let code = CommandLineApp(catalog: catalog).run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)

@@ -27,6 +27,9 @@ import TestSupport
     static let endorserHost = "canary-endorser-host.invalid"
     static let planID = "CANARYPLAN1"
     static let afterID = "01CANARYAFTER0000000000000"
+    static let label = "CanaryContactLabel"
+    static let offerName = "CANARY-offer-name"
+    static let ticket = "CANARY-ticket-blob-77aa"
 
     /// One run of the binary: what it printed on stderr.
     struct Run { let arguments: [String]; let stderr: String; let stdout: String; let exitCode: Int32 }
@@ -56,6 +59,24 @@ import TestSupport
 
         func store(_ name: String) -> String { home.file("\(name).sqlite") }
 
+        /// Starts `serve-link --listen 127.0.0.1:0` for `store`; its stderr is scanned like every run's.
+        func listen(_ store: String) throws -> Listener {
+            let process = try JobProcess.start(["--store", store, "serve-link", "--listen", "127.0.0.1:0", "--idle-exit", "120"], environment: env)
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                let text = process.stdoutSoFar
+                if let range = text.range(of: "listening on 127.0.0.1:"),
+                   let port = text[range.upperBound...].split(separator: "\n").first.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+                    return Listener(process: process, port: port) { [weak self] result in
+                        self?.runs.append(Run(arguments: ["serve-link"], stderr: result.stderr, stdout: result.stdout, exitCode: result.exitCode))
+                    }
+                }
+                usleep(20_000)
+            }
+            process.signal(SIGKILL)
+            throw TestFailure("serve-link did not start")
+        }
+
         @discardableResult
         func job(_ store: String, _ arguments: [String], json: Bool = false, logJSON: Bool = false, stdin: String? = nil) throws -> Run {
             var full = ["--store", store]
@@ -69,10 +90,26 @@ import TestSupport
         }
     }
 
+    /// A running `serve-link --listen`.
+    final class Listener {
+        let process: JobProcess.Running
+        let port: Int
+        let record: (JobProcess.Result) -> Void
+        init(process: JobProcess.Running, port: Int, record: @escaping (JobProcess.Result) -> Void) {
+            self.process = process
+            self.port = port
+            self.record = record
+        }
+        func stop() {
+            process.signal(SIGTERM)
+            if let result = try? process.wait(timeout: 20) { record(result) }
+        }
+    }
+
     static func canaries(_ session: Session) -> [String] {
         [deviceID, deviceID.replacingOccurrences(of: "-", with: ""), otherDeviceID, apnsToken, apnsToken.uppercased(), relayHost, apnsHost,
          syncthingHost, apiKey, keyID, teamID, topic, nickname, fileName, fileContent, folderName, identityKey, peerDID, endorserHost,
-         planID, afterID, "CANARY"] + session.extraCanaries
+         planID, afterID, label, offerName, ticket, "CANARY"] + session.extraCanaries
     }
 
     /// Runs every job and command; returns the session for scanning.
@@ -142,6 +179,65 @@ import TestSupport
         try s.job(pool, ["pool", "clear"])
         try s.job(pool, ["identity", "use", "did:ethr:0xCANARY0000000000000000000000000000000000"])
 
+        // Grants: two nodes with serve-link listeners; grants both ways, a live offer, a held offer pulled later,
+        // a cancelled one, block, revoke and the contact commands.
+        let alice = s.store("alice"), bob = s.store("bob")
+        var endpoints: [String] = []
+        for node in [alice, bob] {
+            let shown = try s.job(node, ["node", "show"], json: true)
+            let object = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any] ?? [:]
+            if let id = object["endpoint_id"] as? String { endpoints.append(id); s.extraCanaries.append(id) }
+            if let fingerprint = object["fingerprint"] as? String { s.extraCanaries.append(fingerprint) }
+        }
+        guard endpoints.count == 2 else { throw TestFailure("node show printed no endpoint ids") }
+        let aliceLink = try s.listen(alice)
+        var bobLink: Listener? = try s.listen(bob)
+        let aliceToBob = try s.job(alice, ["grants", "issue", "--to", endpoints[1], "--lifetime", "30d"])
+        let bobToAlice = try s.job(bob, ["grants", "issue", "--to", endpoints[0]])
+        for bundle in [aliceToBob.stdout, bobToAlice.stdout] {
+            let line = bundle.trimmingCharacters(in: .whitespacesAndNewlines)
+            s.extraCanaries.append(line)
+            s.extraCanaries += line.split(separator: ".").map(String.init).filter { $0.count >= 24 }
+        }
+        try s.job(bob, ["grants", "accept", "--label", label, "--addr", "127.0.0.1:\(aliceLink.port)"], stdin: aliceToBob.stdout)
+        try s.job(alice, ["grants", "accept", "--label", label + "B", "--addr", "127.0.0.1:\(bobLink!.port)"], stdin: bobToAlice.stdout)
+        try s.job(alice, ["grants", "list"], json: true)
+        try s.job(bob, ["contacts", "list"], json: true)
+        try s.job(bob, ["contacts", "rename", label, label + "Renamed"])
+        let ticketFile = s.home.file("CANARY-ticket-file.txt")
+        try ticket.write(toFile: ticketFile, atomically: true, encoding: .utf8)
+        try s.job(bob, ["offers", "send", "--to", endpoints[0], "--ticket-file", ticketFile, "--files", "2", "--bytes", "1024", "--name", offerName])
+        let incoming = try s.job(alice, ["offers", "list"], json: true)
+        let offerIDs = incoming.stdout.components(separatedBy: "\"").filter { $0.count >= 16 && $0.allSatisfy(\.isHexDigit) && !endpoints.contains($0) }
+        s.extraCanaries += offerIDs
+        if let first = offerIDs.first { try s.job(alice, ["offers", "accept", first]) }
+        // Bob goes offline: Alice's offers to him are held on her side until he pulls.
+        bobLink?.stop()
+        bobLink = nil
+        try s.job(alice, ["offers", "send", "--to", endpoints[1], "--ticket-file", ticketFile, "--files", "1", "--bytes", "10", "--name", offerName])
+        try s.job(alice, ["offers", "send", "--to", endpoints[1], "--ticket-file", ticketFile, "--files", "1", "--bytes", "11"])
+        let outgoing = try s.job(alice, ["offers", "list"], json: true)
+        let held = outgoing.stdout.components(separatedBy: "\"").filter { $0.count >= 16 && $0.allSatisfy(\.isHexDigit) && !endpoints.contains($0) && !offerIDs.contains($0) }
+        s.extraCanaries += held
+        if let last = held.last { try s.job(alice, ["offers", "cancel", last]) }
+        try s.job(bob, ["pull-offers"])
+        try s.job(bob, ["pull-offers", "--check-now"])
+        try s.job(bob, ["pull-offers", "--check-now"], logJSON: true)
+        let pulled = try s.job(bob, ["offers", "list"], json: true)
+        if let id = pulled.stdout.components(separatedBy: "\"").first(where: { held.contains($0) }) { try s.job(bob, ["offers", "decline", id]) }
+        try s.job(alice, ["block", endpoints[1]])
+        try s.job(bob, ["pull-offers", "--check-now"], json: true)
+        try s.job(alice, ["unblock", endpoints[1]])
+        try s.job(alice, ["grants", "revoke", "--peer", endpoints[1]])
+        try s.job(alice, ["sweep-grants", "--dry-run"])
+        try s.job(alice, ["sweep-grants"])
+        try s.job(bob, ["sweep-grants"], logJSON: true)
+        // serve-link on stdin (socket activation) fed bytes that are not TLS.
+        try s.job(alice, ["serve-link"], stdin: "CANARY not a TLS ClientHello \(endpoints[1])")
+        try s.job(bob, ["contacts", "delete", endpoints[0]])
+        try s.job(alice, ["contacts", "delete-all"])
+        aliceLink.stop()
+
         // Mesh: two nodes with canary nicknames exchange an announce and a file with a canary name and content.
         let a = s.store("mesh-a"), b = s.store("mesh-b")
         let initA = try s.job(a, ["mesh", "init", "--nickname", nickname], json: true)
@@ -199,7 +295,7 @@ import TestSupport
             let text = try String(contentsOfFile: s.metrics + "/" + name, encoding: .utf8)
             for canary in canaries { #expect(!text.contains(canary), "\(name) carries a canary") }
         }
-        for store in ["main", "mesh-a", "mesh-b", "pool"] {
+        for store in ["main", "mesh-a", "mesh-b", "pool", "alice", "bob"] {
             let db = try Database(path: s.store(store))
             var ledger = ""
             try db.forEachRow("SELECT job, outcome, counts, coalesce(reason, '') FROM job_runs") { row in
@@ -231,6 +327,9 @@ import TestSupport
         #expect(s.runs.contains { $0.arguments == ["mint-pool"] && $0.exitCode == 65 }, "the passkey identity was refused")
         #expect(s.extraCanaries.filter { $0.hasPrefix("eyJ") }.count == 5, "the minted JWTs are canaries too")
         #expect(s.extraCanaries.filter { $0.hasPrefix("did:ethr:0x") }.count == 2, "both identities' DIDs are canaries")
+        #expect(s.runs.contains { $0.arguments.starts(with: ["offers", "accept"]) && $0.stdout.contains(PrivacyCanaryTests.ticket) }, "the live offer arrived and its ticket was handed over on stdout")
+        #expect(s.runs.contains { $0.arguments.starts(with: ["offers", "decline"]) && $0.exitCode == 0 }, "a held offer was pulled and declined")
+        #expect(s.runs.filter { $0.arguments == ["serve-link"] }.count >= 2, "the listeners' own stderr was scanned")
         #expect(s.runs.contains { $0.arguments.first == "retrigger-stale" && $0.exitCode != 0 })
         #expect(s.runs.contains { $0.arguments.starts(with: ["relay", "register"]) && $0.exitCode == 65 })
         #expect(s.runs.contains { $0.stderr.contains(" level=info ") })
