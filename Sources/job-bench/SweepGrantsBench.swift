@@ -174,7 +174,7 @@ enum SweepChildProcess {
         let outPath = folder + "child-\(getpid())-\(UUID().uuidString).out"
         let errPath = outPath + ".err"
         let inPath = outPath + ".in"
-        FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8))
+        _ = FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8))
         defer { [outPath, errPath, inPath].forEach { try? FileManager.default.removeItem(atPath: $0) } }
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

@@ -14,17 +14,9 @@ import TestSupport
         // Progress shows from the first batch, so the test does not depend on how fast this disk is.
         let env = JobProcess.environment(home: home.path, ["JOB_PROGRESS_DELAY_MS": "0"])
         // script(1) gives the pass a pseudo-terminal on stdout and stderr.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", "'\(JobProcess.executablePath)' --store '\(store)' maintain-store", "/dev/null"]
-        process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let terminal = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(terminal)")
+        let session = try ExternalTool.run("/usr/bin/script", ["-qec", "'\(JobProcess.executablePath)' --store '\(store)' maintain-store", "/dev/null"], environment: env)
+        let terminal = session.output
+        #expect(session.status == 0, "\(terminal)")
         #expect(terminal.contains(" / 20000 rows, "), "progress shows rows done / total and a rate")
         #expect(terminal.contains("/s"))
 

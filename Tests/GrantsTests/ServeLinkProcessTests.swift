@@ -40,15 +40,8 @@ import TestSupport
             if name.hasSuffix(".service") { #expect(text.contains("StandardInput=socket") && text.contains("ExecStart=/usr/local/bin/job serve-link\n")) }
             try text.replacingOccurrences(of: "/usr/local/bin/job", with: JobProcess.executablePath).write(toFile: work.file(name), atomically: true, encoding: .utf8)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
-        process.arguments = ["verify", "--man=no", work.file("serve-link.socket"), work.file("serve-link@.service")]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try ExternalTool.run("/usr/bin/systemd-analyze", ["verify", "--man=no", work.file("serve-link.socket"), work.file("serve-link@.service")],
+                                        separateStderr: true).stderr
         let problems = text.split(separator: "\n").filter { $0.contains("serve-link") && !$0.contains("Failed to") }
         #expect(problems.isEmpty, "\(problems)")
     }
