@@ -28,16 +28,18 @@ let package = Package(
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
 
         // One module per seed.
+        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "COpenSSL", "CShims"]),
+        .target(name: "TokenPool", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
         .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 
         // Fault-proof harness: kill loops with independent models, contention, fuzzing (job-bench and tests).
-        .target(name: "Chaos", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient", "Relay", "MeshMedia"]),
+        .target(name: "Chaos", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient", "Grants", "TokenPool", "Relay", "MeshMedia"]),
 
         // The executables.
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
-        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Relay", "MeshMedia"]),
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "Runner", "Store", "Relay", "MeshMedia", "Chaos"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Grants", "TokenPool", "Relay", "MeshMedia"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "Runner", "Store", "Grants", "TokenPool", "Relay", "MeshMedia", "Chaos"]),
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
@@ -46,6 +48,8 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
+        .testTarget(name: "GrantsTests", dependencies: ["Grants", "TestSupport", "job"]),
+        .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job"]),

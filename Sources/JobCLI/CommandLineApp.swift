@@ -29,7 +29,11 @@ public struct CommandLineApp {
                 throw JobError.usage("no command given")
             }
             if first == "help" {
-                output.write(try help.text(for: Array(words.dropFirst())))
+                if globals.json && words.count == 1 {
+                    output.write(help.catalogJSON().rendered() + "\n")
+                } else {
+                    output.write(try help.text(for: Array(words.dropFirst())))
+                }
                 return .success
             }
             if globals.help {

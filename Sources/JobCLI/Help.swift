@@ -74,6 +74,21 @@ struct Help {
         throw JobError.usage(message)
     }
 
+    /// `job help --json`: every job, built-in and module command with its options, for scripts and completion.
+    func catalogJSON() -> JSON {
+        func options(_ specs: [OptionSpec]) -> JSON {
+            .array(specs.map { ["name": .string($0.name), "value": .optional($0.valueName), "help": .string($0.help)] })
+        }
+        return [
+            "jobs": .array(catalog.jobs.map { ["name": .string($0.name), "summary": .string($0.summary), "options": options($0.options)] }),
+            "builtins": .array(CommandLineApp.builtins.map { ["name": .string($0.name), "summary": .string($0.summary)] }),
+            "commands": .array(catalog.commands.map { command in
+                ["name": .string(command.displayName), "summary": .string(command.summary), "options": options(command.options),
+                 "positionals": .array(command.positionals.map { ["name": .string($0.name), "optional": .bool($0.optional)] })]
+            }),
+        ]
+    }
+
     private func optionLines(_ options: [OptionSpec]) -> String {
         options.map { "  \($0.name)\($0.valueName.map { " " + $0 } ?? "")\n      \($0.help)" }.joined(separator: "\n") + "\n"
     }

@@ -12,5 +12,5 @@ public enum RelayModule {
         migrations: RelayMigrations.all,
         jobs: [RetriggerStaleJob(), SendWakeupsJob(), CleanTokensJob()],
         commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand()],
-        doctor: [HelperPreflight.group])
+        doctor: [HelperPreflight.group, APNsPreflight.group])
 }

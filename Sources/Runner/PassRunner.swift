@@ -92,7 +92,7 @@ public struct PassRunner {
                 }
             }
         }
-        context.progressReporter = ProgressReporter.forTerminal(json: invocation.jsonOutput)
+        context.progressReporter = ProgressReporter.forTerminal(json: invocation.jsonOutput, environment: invocation.environment)
 
         var result: JobResult
         var failure: JobError?

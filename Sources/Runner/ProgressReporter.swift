@@ -1,23 +1,30 @@
 import Foundation
 
 /// Shows "rows done / total, rate" on stderr for passes longer than about two seconds, on a TTY only.
+///
+/// `JOB_PROGRESS_DELAY_MS` changes how long a pass runs before progress shows (default 2000).
 final class ProgressReporter: @unchecked Sendable {
     private let started = Date()
     private var lastShown: Date?
+    private let delay: TimeInterval
     private let write: (String) -> Void
 
-    init(write: @escaping (String) -> Void) { self.write = write }
+    init(delay: TimeInterval = 2, write: @escaping (String) -> Void) {
+        self.delay = delay
+        self.write = write
+    }
 
     /// A reporter for this process, or nil when stderr is not a terminal or output is JSON.
-    static func forTerminal(json: Bool) -> ProgressReporter? {
+    static func forTerminal(json: Bool, environment: [String: String]) -> ProgressReporter? {
         guard !json, isatty(STDERR_FILENO) == 1 else { return nil }
-        return ProgressReporter { FileHandle.standardError.write(Data($0.utf8)) }
+        let delay = environment["JOB_PROGRESS_DELAY_MS"].flatMap(Int.init).map { Double(max(0, $0)) / 1000 } ?? 2
+        return ProgressReporter(delay: delay) { FileHandle.standardError.write(Data($0.utf8)) }
     }
 
     func report(done: Int, total: Int?) {
         let now = Date()
         let elapsed = now.timeIntervalSince(started)
-        guard elapsed >= 2 else { return }
+        guard elapsed >= delay else { return }
         if let lastShown, now.timeIntervalSince(lastShown) < 0.5 { return }
         lastShown = now
         let rate = Int(Double(done) / max(elapsed, 0.001))

@@ -3,12 +3,14 @@
 let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "crypto": CryptoBench.run,
     "fuzz-media": FuzzMediaBench.run,
+    "mint-pool": MintPoolBench.run,
     "startup": StartupBench.run,
     "send-wakeups": SendWakeupsBench.run,
     "clean-tokens": CleanTokensBench.run,
     "chaos": ChaosBench.run,
     "fuzz": FuzzBench.run,
     "contention": ContentionBench.run,
+    "sweep-grants": SweepGrantsBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).

@@ -38,12 +38,12 @@ enum SendWakeupsBench {
         let script: [String: Any] = ["p8": keyFile, "key_id": keyID, "team_id": teamID, "topic": topic, "answers": [String: Any](), "default": ["status": 200]]
         try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: directory + "/script.json"))
         let log = directory + "/log.jsonl"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let standIn = Process()
         standIn.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         standIn.arguments = ["-u", RelayBenchSupport.peersDirectory + "/apns_standin.py", "--script", directory + "/script.json", "--log", log, "--cert-dir", directory]
         let portFile = directory + "/port.txt"
-        FileManager.default.createFile(atPath: portFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: portFile, contents: nil)
         standIn.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: portFile))
         standIn.standardError = FileHandle.standardError
         try standIn.run()

@@ -48,28 +48,14 @@ import TestSupport
     /// Runs `script` as root in a private mount namespace (mounts vanish with it); nil when that is not possible here.
     func inMountNamespace(_ script: String) throws -> (status: Int32, output: String)? {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["-m", "--propagation", "private", "/bin/sh", "-c", script]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        let result = try ExternalTool.run("/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/sh", "-c", script])
+        return (result.status, result.output)
     }
 
     static let canMount: Bool = {
         guard getuid() == 0 else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["-m", "--propagation", "private", "/bin/sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let probe = try? ExternalTool.run("/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d"])
+        return probe?.status == 0
     }()
 
     @Test(.enabled(if: DamagedStoreTests.canMount, "needs root and mount namespaces (CI runs as root)"))

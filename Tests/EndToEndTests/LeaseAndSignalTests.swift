@@ -10,7 +10,7 @@ import TestSupport
     var env: [String: String] { JobProcess.environment(home: home.path) }
 
     @Test func aSecondPassStartedWhileTheFirstRunsIsSkippedAndExits0() throws {
-        try StoreSeeding.ledger(at: store, home: home.path, oldRows: 100_000, batchSize: 50)
+        try StoreSeeding.ledger(at: store, home: home.path, oldRows: 100_000, batchSize: 20)
         let first = try JobProcess.start(["--store", store, "maintain-store", "--json"], environment: env)
         // Wait until the first pass holds the lease, then start the second.
         #expect(try StoreSeeding.waitUntil(timeout: 20) { try Database(path: store).scalar("SELECT count(*) FROM job_leases") as Int? == 1 })
@@ -65,8 +65,14 @@ import TestSupport
     }
 
     @Test func eightConcurrentPassesOnOneStoreDoTheWorkOnceAndTheOthersSkip() throws {
-        try StoreSeeding.ledger(at: store, home: home.path, oldRows: 60_000, batchSize: 50)
+        try StoreSeeding.ledger(at: store, home: home.path, oldRows: 60_000, batchSize: 20)
+        // Hold the write lock while all eight start, so they contend for the lease at the same moment
+        // however slowly this machine spawns processes.
+        let gate = try Database(path: store)
+        try gate.execute("BEGIN IMMEDIATE")
         let passes = try (0..<8).map { _ in try JobProcess.start(["--store", store, "maintain-store", "--json"], environment: env) }
+        usleep(500_000)
+        try gate.execute("COMMIT")
         let results = try passes.map { try $0.wait(timeout: 180) }
         for result in results {
             #expect(result.exitCode == 0, "\(result.stderr)")

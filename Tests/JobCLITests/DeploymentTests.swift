@@ -52,20 +52,13 @@ import TestSupport
                 .write(toFile: work.file(name), atomically: true, encoding: .utf8)
         }
         let names = try FileManager.default.contentsOfDirectory(atPath: work.path).sorted()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
-        process.arguments = ["verify", "--man=no"] + names.map { work.file($0) }
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let result = try ExternalTool.run("/usr/bin/systemd-analyze", ["verify", "--man=no"] + names.map { work.file($0) }, separateStderr: true)
+        let text = result.stderr
         // Lines about the host (no running systemd in a container) are not about the units.
         let problems = text.split(separator: "\n").filter { line in
             names.contains { line.contains($0) } && !line.contains("Failed to")
         }
         #expect(problems.isEmpty, "\(problems)")
-        #expect(process.terminationStatus == 0 || problems.isEmpty, "\(text)")
+        #expect(result.status == 0 || problems.isEmpty, "\(text)")
     }
 }

@@ -90,7 +90,7 @@ final class MeshLab {
     /// Writes `bytes` to a file in the lab folder and returns its path.
     func file(_ name: String, _ bytes: [UInt8]) -> String {
         let path = directory.file(name)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }
 

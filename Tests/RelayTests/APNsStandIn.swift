@@ -24,7 +24,7 @@ final class APNsStandIn: @unchecked Sendable {
     init(answers: [String: Answer] = [:], rejectIssuedBefore: Int64? = nil) throws {
         keyFile = directory.file("AuthKey.p8")
         try P256PrivateKey.generate().pkcs8PEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: directory.file("log.jsonl"), contents: nil)
+        _ = FileManager.default.createFile(atPath: directory.file("log.jsonl"), contents: nil)
         let scriptPath = directory.file("script.json")
         try Self.writeScript(scriptPath, keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, answers: answers, rejectIssuedBefore: rejectIssuedBefore)
         peer = try PeerProcess(script: "apns_standin.py", arguments: ["--script", scriptPath, "--log", directory.file("log.jsonl"), "--cert-dir", directory.path],

@@ -13,7 +13,7 @@ final class RelayStandIn: @unchecked Sendable {
     }
 
     init(trigger: [Answer] = [Answer(status: 202)], healthStatus: Int = 200, healthBody: [String: Any] = ["status": "ok", "version": "1.3.2"]) throws {
-        FileManager.default.createFile(atPath: directory.file("log.jsonl"), contents: nil)
+        _ = FileManager.default.createFile(atPath: directory.file("log.jsonl"), contents: nil)
         try Self.write(directory.file("script.json"), trigger: trigger, healthStatus: healthStatus, healthBody: healthBody)
         peer = try PeerProcess(script: "relay_standin.py", arguments: ["--script", directory.file("script.json"), "--log", directory.file("log.jsonl")], directory: directory)
     }

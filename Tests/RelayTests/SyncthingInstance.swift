@@ -104,7 +104,7 @@ final class SyncthingInstance: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/syncthing")
         process.arguments = ["serve", "--home=\(home)", "--no-browser", "--no-restart", "--logfile=\(home)/syncthing.log"]
         process.environment = ["HOME": home, "PATH": "/usr/bin:/bin", "STMONITORED": "yes", "STNOUPGRADE": "1", "STNODEFAULTFOLDER": "1"]
-        FileManager.default.createFile(atPath: home + "/stderr.txt", contents: nil)
+        _ = FileManager.default.createFile(atPath: home + "/stderr.txt", contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: home + "/stderr.txt"))
         process.standardOutput = output
         process.standardError = output

@@ -86,16 +86,16 @@ import TestSupport
     @Test func aConfiguredKeyFileIsReadAsRawBytesOrHex() throws {
         let raw = directory.file("raw.key")
         let bytes = (0..<32).map { UInt8($0) }
-        FileManager.default.createFile(atPath: raw, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: raw, contents: Data(bytes))
         #expect(try StoreKeyLocation.resolve(environment: ["JOB_STORE_KEY_FILE": raw], storePath: "x").load().copyBytes() == bytes)
         let hex = directory.file("hex.key")
-        FileManager.default.createFile(atPath: hex, contents: Data((bytes.map { String(format: "%02X", $0) }.joined() + "\n").utf8))
+        _ = FileManager.default.createFile(atPath: hex, contents: Data((bytes.map { String(format: "%02X", $0) }.joined() + "\n").utf8))
         #expect(try StoreKeyLocation.resolve(environment: ["JOB_STORE_KEY_FILE": hex], storePath: "x").load().copyBytes() == bytes)
     }
 
     @Test func aMalformedKeyFileIsAConfigurationErrorAndIsNotReplaced() throws {
         let bad = directory.file("bad.key")
-        FileManager.default.createFile(atPath: bad, contents: Data("too short\n".utf8))
+        _ = FileManager.default.createFile(atPath: bad, contents: Data("too short\n".utf8))
         let error = #expect(throws: JobError.self) { try StoreKeyLocation.resolve(environment: ["JOB_STORE_KEY_FILE": bad], storePath: "x").load() }
         #expect(error?.exitCode == .configuration)
         #expect(error?.category == "store-key-malformed")

@@ -56,8 +56,8 @@ public struct JobProcess {
             let base = NSTemporaryDirectory() + "jobproc-\(UUID().uuidString)"
             outFile = base + ".out"
             errFile = base + ".err"
-            FileManager.default.createFile(atPath: outFile, contents: nil)
-            FileManager.default.createFile(atPath: errFile, contents: nil)
+            _ = FileManager.default.createFile(atPath: outFile, contents: nil)
+            _ = FileManager.default.createFile(atPath: errFile, contents: nil)
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             process.environment = environment

@@ -1,0 +1,28 @@
+import Runner
+
+/// `job grants issue --to ENDPOINT [--lifetime 30d|90d|365d|never]`: lets ENDPOINT reach this node.
+///
+/// Prints the one-line grant bundle on stdout — the only way a grant secret leaves the store. The idle lifetime
+/// defaults to the `grants.lifetime` setting (90 days unless changed).
+struct GrantsIssueCommand: Command {
+    let path = ["grants", "issue"]
+    let summary = "mint a grant that lets one endpoint reach this node; prints the bundle to hand over"
+    let options: [OptionSpec] = [
+        .value("--to", "ENDPOINT", "the endpoint id (64 hex) of the device being remembered"),
+        .value("--lifetime", "30d|90d|365d|never", "idle lifetime (default: the grants.lifetime setting)"),
+    ]
+
+    func run(_ context: JobContext) throws {
+        let holder = try EndpointID(hex: try context.arguments.required("--to"))
+        let lifetime = try GrantLifetime.parse(try context.arguments.value("--lifetime") ?? context.settings.string(GrantsSettings.lifetime))
+        let node = try Node(context)
+        guard holder != node.identity.endpoint else { throw JobError.usage("a grant for this node's own endpoint is pointless; --to names the other device") }
+        let bundle = try node.issued.issue(to: holder, issuer: node.identity.endpoint, lifetime: lifetime, now: context.nowMilliseconds)
+        context.logger.info("grant-issued", ["lifetime": lifetime == .never ? "never" : .int(lifetime.milliseconds! / 86_400_000)])
+        if context.jsonOutput {
+            context.printJSON(["bundle": .string(bundle.line), "lifetime": .string(lifetime.rawValue), "expires_at": TimeText.json(bundle.expiresAt)])
+        } else {
+            context.print(bundle.line)
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import Runner
+
+/// Grants (seed "device history and direct offers"): a node that remembers peers only through grants, answers them
+/// over an authenticated link, holds offers for unreachable contacts, collects offers held for it, and sweeps.
+///
+/// Where the story lives:
+/// - `Identity/` — the store's Ed25519 endpoint key (`node show`) and endpoint ids with their fingerprints.
+/// - `Storage/` — the tables behind `Schema/GrantsMigrations.swift`: issued and held grants, contacts, the block
+///   list, the grant bundle, and the `Vault` that seals secrets and blind-indexes identifiers.
+/// - `Proof/` — the HMAC challenge–response (`GrantProof`, reference vector in the tests), the pure ordered
+///   verifier (`ProofVerifier`) and `GrantChecker`, which reads the store, judges and renews.
+/// - `Link/` — mutual TLS 1.3 with self-signed Ed25519 certificates, ALPN, length-prefixed JSON frames
+///   (`LinkConnection`), the server (`LinkServer`, `serve-link`) and the dialer.
+/// - `Offers/` — outgoing (`held_offers`) and incoming offers, limits, notifications, `offers …` and `pull-offers`.
+/// - `Sweep/` — `sweep-grants`, in keyset batches; `job-bench sweep-grants` times it against plain SQL.
+/// - `Commands/` — `grants …`, `block`, `unblock`, `contacts …`.
+public enum GrantsModule {
+    public static let module = Module(
+        name: "grants",
+        migrations: GrantsMigrations.all,
+        jobs: [SweepGrantsJob(), PullOffersJob()],
+        commands: [
+            NodeShowCommand(),
+            GrantsIssueCommand(), GrantsAcceptCommand(), GrantsListCommand(), GrantsRevokeCommand(),
+            BlockCommand(), UnblockCommand(),
+            ContactsListCommand(), ContactsRenameCommand(), ContactsDeleteCommand(), ContactsDeleteAllCommand(),
+            ServeLinkCommand(),
+            OffersSendCommand(), OffersListCommand(), OffersCancelCommand(), OffersAcceptCommand(), OffersDeclineCommand(),
+        ],
+        settings: GrantsSettings.all)
+}

@@ -1,0 +1,30 @@
+import Runner
+
+/// The settings this module reads (`job settings get|set KEY VALUE`).
+enum GrantsSettings {
+    static let pullEnabled = "pull-offers.enabled"
+    static let lifetime = "grants.lifetime"
+    static let grantRetentionDays = "grants.retention-days"
+    static let offerRetentionDays = "offers.retention-days"
+    static let maxContacts = "limits.max-contacts"
+    static let maxPendingOffers = "limits.max-pending-offers"
+    static let offersPerHour = "limits.offers-per-hour"
+    static let declineCooldownAfter = "limits.decline-cooldown-after"
+    static let declineCooldownMinutes = "limits.decline-cooldown-minutes"
+    static let connectTimeout = "link.connect-timeout-seconds"
+
+    static let all: [SettingSpec] = [
+        .toggle(pullEnabled, default: false,
+                "collect offers held for this node on each pull-offers pass; dialing contacts tells them when this node runs and where it is"),
+        .choice(lifetime, default: GrantLifetime.default.rawValue, GrantLifetime.allCases.map(\.rawValue),
+                "idle lifetime of newly issued grants (renewed on each use)"),
+        .integer(grantRetentionDays, default: 30, in: 1...3650, "days a revoked or lapsed grant tombstone is kept before sweep-grants purges it"),
+        .integer(offerRetentionDays, default: 30, in: 1...3650, "days a finished offer row is kept before sweep-grants purges it"),
+        .integer(maxContacts, default: 1000, in: 1...100_000, "most contacts this node remembers"),
+        .integer(maxPendingOffers, default: 50, in: 1...10_000, "most incoming offers waiting for a decision"),
+        .integer(offersPerHour, default: 10, in: 1...1000, "most offers accepted from one contact per hour"),
+        .integer(declineCooldownAfter, default: 3, in: 1...100, "consecutive declines from this node that start a cooldown for that contact"),
+        .integer(declineCooldownMinutes, default: 60, in: 1...100_000, "minutes a contact's offers are refused after repeated declines"),
+        .integer(connectTimeout, default: 5, in: 1...60, "seconds to wait when dialing a contact before giving up"),
+    ]
+}

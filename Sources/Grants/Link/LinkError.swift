@@ -1,0 +1,23 @@
+import Runner
+
+/// Why a link connection failed, as a fixed category word for logs (never an address or an identifier).
+public enum LinkFailure: String, Error, Sendable, LogWord {
+    /// DNS, refused, unreachable: nothing answered at the address.
+    case unreachable
+    /// Nothing completed within the timeout.
+    case timeout
+    /// The TLS handshake failed (no TLS 1.3, no common protocol, no certificate).
+    case handshake
+    /// The peer's key is not the contact's endpoint id (a stale address now used by someone else).
+    case wrongPeer = "wrong-peer"
+    /// A frame longer than 64 KiB was announced.
+    case oversize
+    /// The connection ended inside a frame or before an expected one.
+    case truncated
+    /// A frame that is not the expected JSON object.
+    case malformed
+    /// A message of the wrong type for this point of the exchange.
+    case outOfOrder = "out-of-order"
+    /// Reading or writing the socket failed.
+    case io
+}

@@ -1,0 +1,12 @@
+/// The link's protocols, chosen by TLS ALPN.
+public enum LinkProtocolName: String, Sendable, CaseIterable {
+    /// A live offer from a grant holder.
+    case offer = "/vnidrop/offer/1"
+    /// A grant holder collecting offers held for it.
+    case pull = "/vnidrop/pull/1"
+    /// The issuer's best-effort notice that it revoked a grant.
+    case revoke = "/vnidrop/revoke/1"
+
+    /// ALPN wire format: each name prefixed by its length.
+    var wire: [UInt8] { [UInt8(rawValue.utf8.count)] + Array(rawValue.utf8) }
+}

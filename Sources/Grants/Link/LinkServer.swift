@@ -1,0 +1,159 @@
+import Cryptography
+import Foundation
+import Runner
+
+/// Answers one link connection: the grant proof, then the protocol ALPN chose. A hostile or broken peer ends the
+/// connection with a logged category and nothing changed in the store.
+struct LinkServer {
+    let node: Node
+    let context: JobContext
+    let incoming: IncomingOffers
+    let outgoing: OutgoingOffers
+
+    init(node: Node, context: JobContext) {
+        self.node = node
+        self.context = context
+        incoming = IncomingOffers(database: node.database, vault: node.vault)
+        outgoing = OutgoingOffers(database: node.database, vault: node.vault)
+    }
+
+    /// The longest one exchange may take after the handshake (each read or write is also bounded by 10 s).
+    static let exchangeSeconds: TimeInterval = 30
+
+    /// Completes TLS on an accepted socket and serves it; never throws (every outcome is logged by category).
+    func serve(fd: Int32, tls: TLSContext) {
+        let connection: LinkConnection
+        do { connection = try LinkConnection.accept(fd: fd, context: tls) } catch {
+            log(error, stage: "handshake")
+            return
+        }
+        defer { connection.close() }
+        connection.deadline = Date().addingTimeInterval(LinkServer.exchangeSeconds)
+        do {
+            switch connection.protocolName {
+            case .offer: try serveOffer(connection)
+            case .pull: try servePull(connection)
+            case .revoke: try serveRevoke(connection)
+            }
+        } catch {
+            log(error, stage: "exchange")
+        }
+    }
+
+    private func log(_ error: Error, stage: StaticString) {
+        if let failure = error as? LinkFailure {
+            context.logger.warn("link-closed", ["stage": .literal(stage), "category": .of(failure)])
+        } else if let failure = error as? JobError {
+            context.logger.error("link-failed", ["stage": .literal(stage), "category": .word(failure.category)])
+        } else {
+            context.logger.error("link-failed", ["stage": .literal(stage), "category": "internal"])
+        }
+    }
+
+    /// The proof step; returns true when the client may go on.
+    private func admit(_ connection: LinkConnection) throws -> Bool {
+        let (answer, refusal) = try ProofExchange.answer(connection, node: node, now: context.nowMilliseconds)
+        if let refusal {
+            context.logger.info("proof-refused", ["protocol": .literal(connection.protocolName.logWord), "reason": .of(refusal)])
+            return false
+        }
+        context.logger.info("proof-accepted", ["protocol": .literal(connection.protocolName.logWord), "answer": .of(answer)])
+        return true
+    }
+
+    /// `/vnidrop/offer/1`: one offer, stored as pending (never auto-accepted) and notified; the sender learns
+    /// any decisions on its earlier offers in the reply.
+    private func serveOffer(_ connection: LinkConnection) throws {
+        guard try admit(connection) else { return }
+        let message = try connection.receive()
+        try message.expect("offer")
+        let offer = try OfferPayload(message)
+        let settings = context.settings
+        let limits = OfferLimits(maxPending: try settings.int(GrantsSettings.maxPendingOffers), perHour: try settings.int(GrantsSettings.offersPerHour),
+                                 cooldownAfter: try settings.int(GrantsSettings.declineCooldownAfter),
+                                 cooldownMilliseconds: Int64(try settings.int(GrantsSettings.declineCooldownMinutes)) * 60_000)
+        let now = context.nowMilliseconds
+        let receipt = try incoming.receive(offer, from: connection.remote, limits: limits, now: now)
+        if case .stored = receipt, let name = offer.senderName, let contact = try node.contacts.find(connection.remote) {
+            // Shown beside the user's own label, never in place of it (seed §4.1).
+            try node.contacts.recordClaimedName(name, contactID: contact.id)
+        }
+        let decisions = try incoming.unreportedDecisions(from: connection.remote)
+        let result: String
+        switch receipt {
+        case .stored, .duplicate: result = "pending"
+        case .refused(let refusal):
+            result = "refused"
+            context.logger.info("offer-refused", ["reason": .word(refusal.rawValue)])
+        }
+        try connection.send(["type": "offer-result", "result": .string(result), "decisions": LinkWire.decisions(decisions)])
+        try incoming.markReported(decisions, from: connection.remote, now: now)
+        if case .stored = receipt {
+            context.logger.info("offer-received", ["delivery": "live"])
+            Notifier.incomingOffers(count: 1, context: context)
+        }
+    }
+
+    /// `/vnidrop/pull/1`: applies the receiver's decisions, then hands over held offers in frames of up to five,
+    /// marking each delivered only once acknowledged; an empty `offers` frame ends the exchange.
+    private func servePull(_ connection: LinkConnection) throws {
+        guard try admit(connection) else { return }
+        let message = try connection.receive()
+        try message.expect("pull")
+        let decisions = try LinkWire.parseDecisions(message)
+        var applied = 0
+        var delivered = 0
+        guard let contact = try node.contacts.find(connection.remote) else {
+            // No contact for this grant holder: nothing can be held for it.
+            try connection.send(["type": "offers", "offers": []])
+            context.logger.info("pull-served", ["delivered": 0, "decisions": 0])
+            return
+        }
+        for decision in decisions where try outgoing.apply(decision, contactID: contact.id, now: context.nowMilliseconds) { applied += 1 }
+        while true {
+            let batch = try outgoing.held(contactID: contact.id, limit: LinkWire.offersPerFrame)
+            try connection.send(["type": "offers", "offers": .array(batch.map(\.json))])
+            if batch.isEmpty { break }
+            let ack = try connection.receive()
+            try ack.expect("ack")
+            let acknowledged = Set(try ack.strings("offer_ids", maxCount: LinkWire.offersPerFrame, maxBytes: 32))
+            let ids = batch.map(\.offerID).filter { acknowledged.contains($0) }
+            guard ids.count == batch.count else { throw LinkFailure.outOfOrder }
+            delivered += try outgoing.markDelivered(ids, contactID: contact.id, now: context.nowMilliseconds)
+        }
+        context.logger.info("pull-served", ["delivered": .int(delivered), "decisions": .int(applied)])
+    }
+
+    /// `/vnidrop/revoke/1`: the peer says it revoked grants it issued to this node. Only grants held from that very
+    /// peer are marked (the sweep drops them); the reply is the same whatever matched.
+    private func serveRevoke(_ connection: LinkConnection) throws {
+        let message = try connection.receive()
+        try message.expect("revoke")
+        let ids = try message.strings("grant_ids", maxCount: LinkWire.maxRevokedGrants, maxBytes: 32)
+        var marked = 0
+        if let contact = try node.contacts.find(connection.remote) {
+            try node.database.write { _ in
+                for text in ids {
+                    guard text.utf8.count == 32, let grantID = try? Hex.decode(text) else { throw LinkFailure.malformed }
+                    if try node.held.markRevokedByPeer(grantID: grantID, contactID: contact.id, now: context.nowMilliseconds) { marked += 1 }
+                }
+                if marked > 0, try node.held.usable(contactID: contact.id) == nil {
+                    try node.contacts.markStatus(.revoked, contactID: contact.id)
+                }
+            }
+        }
+        try connection.send(["type": "done"])
+        context.logger.info("revoke-received", ["marked": .int(marked)])
+    }
+}
+
+extension LinkProtocolName {
+    /// A fixed word for logs.
+    var logWord: StaticString {
+        switch self {
+        case .offer: return "offer"
+        case .pull: return "pull"
+        case .revoke: return "revoke"
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Cryptography
+import Runner
+
+/// The link's messages as they go on the wire, and their size limits.
+///
+/// Order on every protocol: the server sends `challenge`; the client sends `proof` (revoke: `revoke` instead);
+/// the server sends `answer`. Then `/vnidrop/offer/1`: `offer` → `offer-result`; `/vnidrop/pull/1`: `pull` →
+/// (`offers` → `ack`)… until an empty `offers`; `/vnidrop/revoke/1`: `revoke` → `done`.
+public enum LinkWire {
+    public static let maxTicketBytes = 8192
+    public static let maxNameBytes = 100
+    /// Offers per `offers` frame: 5 × (8 KiB ticket + fields) stays well under the 64 KiB frame limit.
+    public static let offersPerFrame = 5
+    public static let maxDecisions = 100
+    public static let maxRevokedGrants = 100
+
+    public static func challenge(_ bytes: [UInt8]) -> JSON { ["type": "challenge", "challenge": .string(Hex.encode(bytes))] }
+
+    public static func proof(grantID: [UInt8], proof: [UInt8]) -> JSON {
+        ["type": "proof", "grant_id": .string(Hex.encode(grantID)), "proof": .string(Hex.encode(proof))]
+    }
+
+    /// The answer frame. Every `lapsed` answer is these exact bytes, whatever the reason.
+    public static func answer(_ answer: ProofAnswer) -> JSON { ["type": "answer", "answer": .string(answer.rawValue)] }
+
+    public static func decisions(_ items: [OfferDecision]) -> JSON {
+        .array(items.map { ["offer_id": .string($0.offerID), "decision": .string($0.decision.rawValue)] })
+    }
+
+    /// Parses a `decisions` array, dropping nothing silently: a malformed entry refuses the whole message.
+    public static func parseDecisions(_ message: LinkMessage) throws -> [OfferDecision] {
+        try message.objects("decisions", maxCount: maxDecisions).map { item in
+            let id = Hex.encode(try item.hex("offer_id", count: 16))
+            guard let decision = OfferDecision.Kind(rawValue: try item.string("decision", maxBytes: 16)) else { throw LinkFailure.malformed }
+            return OfferDecision(offerID: id, decision: decision)
+        }
+    }
+}
+
+/// A receiver's decision on an offer, reported to the sender at the next link contact.
+public struct OfferDecision: Sendable, Equatable {
+    public enum Kind: String, Sendable { case accepted, declined }
+    public let offerID: String
+    public let decision: Kind
+}
+
+/// An offer as it travels: never logged, the ticket sealed at rest on both sides.
+public struct OfferPayload: Sendable {
+    public let offerID: String
+    public let ticket: String
+    public let senderName: String?
+    public let fileCount: Int64
+    public let totalBytes: Int64
+
+    public var json: JSON {
+        ["offer_id": .string(offerID), "ticket": .string(ticket), "sender_name": .optional(senderName),
+         "file_count": .int(fileCount), "total_bytes": .int(totalBytes)]
+    }
+
+    public init(offerID: String, ticket: String, senderName: String?, fileCount: Int64, totalBytes: Int64) {
+        self.offerID = offerID
+        self.ticket = ticket
+        self.senderName = senderName
+        self.fileCount = fileCount
+        self.totalBytes = totalBytes
+    }
+
+    /// Reads and bounds an offer from a peer.
+    public init(_ message: LinkMessage) throws {
+        offerID = Hex.encode(try message.hex("offer_id", count: 16))
+        ticket = try message.string("ticket", maxBytes: LinkWire.maxTicketBytes)
+        guard !ticket.isEmpty, !ticket.contains(where: \.isNewline) else { throw LinkFailure.malformed }
+        senderName = try message.optionalString("sender_name", maxBytes: LinkWire.maxNameBytes)
+        fileCount = try message.count("file_count")
+        totalBytes = try message.count("total_bytes")
+    }
+}

@@ -1,0 +1,118 @@
+import Cryptography
+import Runner
+
+/// Offers this node received (`incoming_offers`): pending until the user accepts or declines; each stored at most
+/// once per sender and offer id, so a second delivery changes nothing.
+public struct IncomingOffers {
+    let database: Database
+    let vault: Vault
+
+    public init(database: Database, vault: Vault) {
+        self.database = database
+        self.vault = vault
+    }
+
+    /// What happened to an offer handed to `receive`.
+    public enum Receipt: Equatable, Sendable {
+        /// Stored now, with this row id (notify the user).
+        case stored(Int64)
+        /// Already stored earlier: nothing changed.
+        case duplicate
+        case refused(OfferLimits.Refusal)
+    }
+
+    /// Stores `offer` from `sender` as pending unless a limit refuses it (limits do not apply to a re-delivery).
+    public func receive(_ offer: OfferPayload, from sender: EndpointID, limits: OfferLimits?, now: Int64) throws -> Receipt {
+        try database.writeIfNeeded { db in
+            let senderIndex = vault.index(sender)
+            let known: Int = try db.scalar("SELECT count(*) FROM incoming_offers WHERE from_endpoint_index = ? AND offer_id = ?", [senderIndex, offer.offerID]) ?? 0
+            if known > 0 { return .duplicate }
+            if let limits {
+                let pending: Int = try db.scalar("SELECT count(*) FROM incoming_offers WHERE state = 'pending'") ?? 0
+                let lastHour: Int = try db.scalar("SELECT count(*) FROM incoming_offers WHERE from_endpoint_index = ? AND received_at > ?",
+                                                  [senderIndex, now - 3_600_000]) ?? 0
+                let recent = try db.query("""
+                    SELECT state = 'declined', decided_at FROM incoming_offers WHERE from_endpoint_index = ? AND state != 'pending'
+                    ORDER BY decided_at DESC LIMIT ?
+                    """, [senderIndex, limits.cooldownAfter]).map { (declined: try $0.get(0, as: Bool.self), at: try $0.get(1, as: Int64.self)) }
+                if let refusal = limits.refusal(pending: pending, lastHour: lastHour, recentDecisions: recent, now: now) { return .refused(refusal) }
+            }
+            try db.execute("""
+                INSERT INTO incoming_offers (offer_id, from_endpoint_index, from_endpoint_sealed, ticket_sealed, sender_name, file_count,
+                                             total_bytes, state, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)
+                """, [offer.offerID, senderIndex, try vault.seal(sender), try vault.seal(Array(offer.ticket.utf8), .ticket), offer.senderName,
+                      offer.fileCount, offer.totalBytes, now])
+            let rowID = db.lastInsertRowID
+            try db.execute("INSERT INTO notifications (kind, incoming_offer_id, created_at) VALUES ('incoming-offer', ?, ?)", [rowID, now])
+            return .stored(rowID)
+        }
+    }
+
+    /// Decisions on `sender`'s offers not yet reported to it.
+    public func unreportedDecisions(from sender: EndpointID) throws -> [OfferDecision] {
+        try database.query("""
+            SELECT offer_id, state FROM incoming_offers WHERE from_endpoint_index = ? AND state != 'pending' AND decision_reported_at IS NULL
+            ORDER BY id LIMIT ?
+            """, [vault.index(sender), LinkWire.maxDecisions]).compactMap { row in
+            guard let kind = OfferDecision.Kind(rawValue: try row.get(1)) else { return nil }
+            return OfferDecision(offerID: try row.get(0), decision: kind)
+        }
+    }
+
+    /// Records that `decisions` reached `sender`.
+    public func markReported(_ decisions: [OfferDecision], from sender: EndpointID, now: Int64) throws {
+        try database.writeIfNeeded { db in
+            for decision in decisions {
+                try db.execute("UPDATE incoming_offers SET decision_reported_at = ? WHERE from_endpoint_index = ? AND offer_id = ?",
+                               [now, vault.index(sender), decision.offerID])
+            }
+        }
+    }
+
+    /// A pending offer by id: its row, sender and ticket. A usage-level error when there is none or it is ambiguous.
+    public func pending(_ offerID: String) throws -> (rowID: Int64, sender: EndpointID, ticket: SecretBytes) {
+        let rows = try database.query("SELECT id, from_endpoint_sealed, ticket_sealed, state FROM incoming_offers WHERE offer_id = ?", [offerID])
+        guard let row = rows.first else { throw JobError.badInput("offer-unknown", "no incoming offer has that id; see 'job offers list'") }
+        guard rows.count == 1 else { throw JobError.badInput("offer-ambiguous", "two senders used that offer id; decline both and ask for a new offer") }
+        guard try row.get(3, as: String.self) == "pending" else { throw JobError.badInput("offer-decided", "that offer was already accepted or declined") }
+        return (try row.get(0), try vault.openEndpoint(try row.get(1)), try vault.open(try row.get(2), .ticket))
+    }
+
+    /// Accepts a pending offer; the decision reaches the sender at the next link contact.
+    public func accept(rowID: Int64, now: Int64) throws {
+        try database.writeIfNeeded { db in
+            _ = try db.execute("UPDATE incoming_offers SET state = 'accepted', decided_at = ? WHERE id = ? AND state = 'pending'", [now, rowID])
+        }
+    }
+
+    /// Declines a pending offer and deletes its ticket.
+    public func decline(rowID: Int64, now: Int64) throws {
+        try database.writeIfNeeded { db in
+            _ = try db.execute("UPDATE incoming_offers SET state = 'declined', ticket_sealed = NULL, decided_at = ? WHERE id = ? AND state = 'pending'", [now, rowID])
+        }
+    }
+
+    /// Deletes every offer from `sender` (contact deletion).
+    public func deleteAll(from sender: EndpointID) throws {
+        try database.writeIfNeeded { db in _ = try db.execute("DELETE FROM incoming_offers WHERE from_endpoint_index = ?", [vault.index(sender)]) }
+    }
+
+    /// One incoming offer as listed (never the ticket).
+    public struct Listing: Sendable {
+        public let offerID: String
+        public let sender: EndpointID
+        public let senderName: String?
+        public let state: String
+        public let fileCount: Int64
+        public let totalBytes: Int64
+        public let receivedAt: Int64
+    }
+
+    public func list() throws -> [Listing] {
+        try database.query("SELECT offer_id, from_endpoint_sealed, sender_name, state, file_count, total_bytes, received_at FROM incoming_offers ORDER BY id DESC").map { row in
+            Listing(offerID: try row.get(0), sender: try vault.openEndpoint(try row.get(1)), senderName: try row.get(2), state: try row.get(3),
+                    fileCount: try row.get(4), totalBytes: try row.get(5), receivedAt: try row.get(6))
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Runner
+
+/// `job offers list [--json]`: incoming and outgoing offers with their state — never the tickets.
+struct OffersListCommand: Command {
+    let path = ["offers", "list"]
+    let summary = "list incoming and outgoing offers (never the tickets)"
+
+    func run(_ context: JobContext) throws {
+        let node = try Node(context)
+        let incoming = try IncomingOffers(database: node.database, vault: node.vault).list()
+        let outgoing = try OutgoingOffers(database: node.database, vault: node.vault).list()
+        let contacts = try node.contacts.all()
+        func label(_ endpoint: EndpointID) -> String? { contacts.first { $0.endpoint == endpoint }?.label }
+        if context.jsonOutput {
+            context.printJSON([
+                "incoming": .array(incoming.map { offer in
+                    ["offer_id": .string(offer.offerID), "from": .string(offer.sender.hex), "from_label": .optional(label(offer.sender)),
+                     "claimed_name": .optional(offer.senderName), "state": .string(offer.state), "files": .int(offer.fileCount),
+                     "bytes": .int(offer.totalBytes), "received_at": TimeText.json(offer.receivedAt)]
+                }),
+                "outgoing": .array(outgoing.map { offer in
+                    let contact = contacts.first { $0.id == offer.contactID }
+                    return ["offer_id": .string(offer.offerID), "to": .optional(contact?.endpoint.hex), "to_label": .optional(contact?.label),
+                            "state": .string(offer.state), "files": .int(offer.fileCount), "bytes": .int(offer.totalBytes),
+                            "created_at": TimeText.json(offer.createdAt), "updated_at": TimeText.json(offer.updatedAt)]
+                }),
+            ])
+            return
+        }
+        context.print("incoming (\(incoming.count)):")
+        for offer in incoming {
+            let from = label(offer.sender) ?? "unlisted device \(offer.sender.fingerprint)"
+            context.print("  \(offer.offerID)  from \(from)  \(offer.state)  \(offer.fileCount) file(s), \(offer.totalBytes) bytes")
+        }
+        context.print("outgoing (\(outgoing.count)):")
+        for offer in outgoing {
+            let to = contacts.first { $0.id == offer.contactID }?.label ?? "?"
+            let state = offer.state == "held" ? "held — will be delivered when they next check" : offer.state
+            context.print("  \(offer.offerID)  to \(to)  \(state)")
+        }
+    }
+}
+
+/// Reads and checks an offer id argument (32 hex digits).
+enum OfferIDArgument {
+    static func parse(_ text: String) throws -> String {
+        guard text.utf8.count == 32, text.allSatisfy({ $0.isHexDigit }), text == text.lowercased() else {
+            throw JobError.usage("an offer id is 32 lowercase hex digits (see 'job offers list')")
+        }
+        return text
+    }
+}
+
+/// `job offers cancel ID`: withdraws an outgoing offer; the share stops and the waiting ticket is deleted.
+struct OffersCancelCommand: Command {
+    let path = ["offers", "cancel"]
+    let summary = "withdraw an outgoing offer (a held offer can then never be collected)"
+    let positionals = [PositionalSpec("ID", "the offer id")]
+
+    func run(_ context: JobContext) throws {
+        let id = try OfferIDArgument.parse(context.arguments.positional(0)!)
+        let node = try Node(context)
+        let offers = OutgoingOffers(database: node.database, vault: node.vault)
+        guard let state = try offers.state(id) else { throw JobError.badInput("offer-unknown", "no outgoing offer has that id; see 'job offers list'") }
+        guard try offers.cancel(id, now: context.nowMilliseconds) else {
+            throw JobError.badInput("offer-finished", "that offer is already \(state); nothing to cancel")
+        }
+        context.logger.info("offer-cancelled")
+        if context.jsonOutput { context.printJSON(["offer_id": .string(id), "state": "cancelled"]) } else { context.print("cancelled; the share is stopped") }
+    }
+}
+
+/// `job offers accept ID`: confirms an incoming offer and prints its ticket for the transfer tool.
+struct OffersAcceptCommand: Command {
+    let path = ["offers", "accept"]
+    let summary = "accept an incoming offer and print its ticket for the transfer tool"
+    let positionals = [PositionalSpec("ID", "the offer id")]
+
+    func run(_ context: JobContext) throws {
+        let id = try OfferIDArgument.parse(context.arguments.positional(0)!)
+        let node = try Node(context)
+        let offers = IncomingOffers(database: node.database, vault: node.vault)
+        let pending = try offers.pending(id)
+        try offers.accept(rowID: pending.rowID, now: context.nowMilliseconds)
+        context.logger.info("offer-accepted")
+        let ticket = String(decoding: pending.ticket.copyBytes(), as: UTF8.self)
+        if context.jsonOutput { context.printJSON(["offer_id": .string(id), "ticket": .string(ticket)]) } else { context.print(ticket) }
+    }
+}
+
+/// `job offers decline ID`: declines an incoming offer; the sender hears it at the next link contact and stops the share.
+struct OffersDeclineCommand: Command {
+    let path = ["offers", "decline"]
+    let summary = "decline an incoming offer (the sender learns it at the next link contact)"
+    let positionals = [PositionalSpec("ID", "the offer id")]
+
+    func run(_ context: JobContext) throws {
+        let id = try OfferIDArgument.parse(context.arguments.positional(0)!)
+        let node = try Node(context)
+        let offers = IncomingOffers(database: node.database, vault: node.vault)
+        let pending = try offers.pending(id)
+        try offers.decline(rowID: pending.rowID, now: context.nowMilliseconds)
+        context.logger.info("offer-declined")
+        if context.jsonOutput { context.printJSON(["offer_id": .string(id), "state": "declined"]) } else { context.print("declined") }
+    }
+}

@@ -1,0 +1,53 @@
+import Cryptography
+import Runner
+
+/// Seals and indexes this module's secrets and identifiers at rest with the store's `StoreKeyring` (DESIGN §4).
+///
+/// Each column has its own fixed purpose, so a value copied from one column into another neither opens nor matches.
+public struct Vault: Sendable {
+    /// The column purposes.
+    public enum Purpose: String, Sendable {
+        case grantSecret = "grant-secret"
+        case grantID = "grant-id"
+        case endpointID = "endpoint-id"
+        case endpointKey = "endpoint-key"
+        case ticket = "offer-ticket"
+    }
+
+    let keyring: StoreKeyring
+
+    public init(keyring: StoreKeyring) { self.keyring = keyring }
+
+    /// The vault over the store key of `context`.
+    public init(_ context: JobContext) throws {
+        do { keyring = try StoreKeyring(storeKey: try context.storeKey()) }
+        catch let error as JobError { throw error }
+        catch { throw JobError.configuration("store-key-invalid", "the store key cannot be used; check the store key file") }
+    }
+
+    /// Encrypts `value` for `purpose`.
+    public func seal(_ value: [UInt8], _ purpose: Purpose) throws -> [UInt8] {
+        do { return try keyring.seal(value, purpose: purpose.rawValue) }
+        catch { throw JobError.internal("sealing a value failed") }
+    }
+
+    /// Decrypts a value sealed for `purpose`; a value that does not open means the store key changed or the row was altered.
+    public func open(_ sealed: [UInt8], _ purpose: Purpose) throws -> SecretBytes {
+        do { return try keyring.open(sealed, purpose: purpose.rawValue) }
+        catch { throw JobError.configuration("store-key-mismatch", "a sealed value in the store does not open with this store key; was the key file replaced?") }
+    }
+
+    /// The keyed blind index of `value` for `purpose`, for equality lookups.
+    public func index(_ value: [UInt8], _ purpose: Purpose) -> [UInt8] { keyring.blindIndex(value, purpose: purpose.rawValue) }
+
+    /// The blind index of an endpoint id.
+    public func index(_ endpoint: EndpointID) -> [UInt8] { index(endpoint.bytes, .endpointID) }
+
+    /// Seals an endpoint id.
+    public func seal(_ endpoint: EndpointID) throws -> [UInt8] { try seal(endpoint.bytes, .endpointID) }
+
+    /// Opens a sealed endpoint id.
+    public func openEndpoint(_ sealed: [UInt8]) throws -> EndpointID {
+        try EndpointID(bytes: try open(sealed, .endpointID).copyBytes())
+    }
+}

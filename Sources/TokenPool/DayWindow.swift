@@ -1,0 +1,37 @@
+/// The validity window of the token for one UTC day: `nbf = opening − slack`, `exp = closing + slack` (seed §2).
+///
+/// The slack (`BACKGROUND_JWT_WINDOW_SLACK_SECONDS`, setting `pool.slack-seconds`) widens both ends for clock
+/// skew between the device and Endorser. Widening is safe; narrowing could leave a prefetch inside its day with
+/// no usable token. The slack is below half a day, so a window never reaches another day's midnight-to-midnight.
+public struct DayWindow: Sendable, Equatable {
+    /// The epoch day the token grants.
+    public let day: Int64
+    /// `nbf`, Unix seconds.
+    public let notBefore: Int64
+    /// `exp`, Unix seconds.
+    public let expires: Int64
+
+    /// Largest accepted slack: below half a day, so neighbouring days' windows overlap only in their slack.
+    public static let maximumSlackSeconds = 43_199
+
+    public init(day: Int64, slackSeconds: Int) {
+        precondition((0...Self.maximumSlackSeconds).contains(slackSeconds), "slack out of range")
+        self.day = day
+        notBefore = PoolCalendar.opening(of: day) - Int64(slackSeconds)
+        expires = PoolCalendar.closing(of: day) + Int64(slackSeconds)
+    }
+
+    public init(day: Int64, notBefore: Int64, expires: Int64) {
+        self.day = day
+        self.notBefore = notBefore
+        self.expires = expires
+    }
+
+    /// Whether the window covers all of its day, from the opening midnight to the closing midnight.
+    public var coversItsDay: Bool {
+        notBefore <= PoolCalendar.opening(of: day) && expires >= PoolCalendar.closing(of: day)
+    }
+
+    /// Whether `unixSeconds` lies in `[nbf, exp)`.
+    public func contains(unixSeconds: Int64) -> Bool { notBefore <= unixSeconds && unixSeconds < expires }
+}

@@ -1,0 +1,44 @@
+import Store
+
+/// The record of background fetches (`token_pool_fetches`): outcome, HTTP status, rows and `hitLimit`.
+///
+/// Holds no token, URL, plan id or response body. The latest `retained` rows are kept.
+public struct FetchLog {
+    static let retained = 100
+
+    /// One recorded fetch.
+    public struct Entry: Sendable, Equatable {
+        public let fetchedAt: Int64
+        public let day: Int64
+        public let slot: Int?
+        /// `ok`, `no-credential`, `credential-rejected`, `refused`, `transient`, `bad-response`.
+        public let outcome: String
+        public let httpStatus: Int?
+        public let rows: Int?
+        public let hitLimit: Bool?
+    }
+
+    let database: Database
+
+    public init(database: Database) { self.database = database }
+
+    /// Appends `entry` and prunes beyond the retained rows, in one transaction.
+    public func record(_ entry: Entry) throws {
+        try database.write { db in
+            _ = try db.execute("""
+                INSERT INTO token_pool_fetches (fetched_at, day, slot, outcome, http_status, row_count, hit_limit) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, [entry.fetchedAt, entry.day, entry.slot, entry.outcome, entry.httpStatus, entry.rows, entry.hitLimit])
+            _ = try db.execute("DELETE FROM token_pool_fetches WHERE id <= (SELECT max(id) FROM token_pool_fetches) - ?", [Self.retained])
+        }
+    }
+
+    /// The latest fetch, if any.
+    public func latest() throws -> Entry? {
+        try database.queryOne("""
+            SELECT fetched_at, day, slot, outcome, http_status, row_count, hit_limit FROM token_pool_fetches ORDER BY id DESC LIMIT 1
+            """).map { row in
+            Entry(fetchedAt: try row.get(0), day: try row.get(1), slot: try row.get(2), outcome: try row.get(3),
+                  httpStatus: try row.get(4), rows: try row.get(5), hitLimit: try row.get(6))
+        }
+    }
+}

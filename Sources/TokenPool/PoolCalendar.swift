@@ -1,0 +1,70 @@
+/// UTC epoch-day arithmetic shared by the minter, the native selector and the verifier (seed §3).
+///
+/// An epoch day is `floor(unixSeconds / 86400)`; day `d` runs from its opening midnight `d·86400` to its
+/// closing midnight `(d+1)·86400`. The token for day `d` lives in slot `d % size`. Any `size` consecutive
+/// days hit every slot exactly once, so a pool is dense whatever day minting starts on.
+public enum PoolCalendar {
+    /// `BACKGROUND_JWT_SECONDS_PER_DAY`: the frame each slot is cut from.
+    public static let secondsPerDay: Int64 = 86_400
+
+    /// The epoch day containing `unixSeconds` (floor division, so instants before 1970 land on negative days).
+    public static func epochDay(unixSeconds: Int64) -> Int64 {
+        floorDivide(unixSeconds, secondsPerDay)
+    }
+
+    /// The epoch day containing `unixMilliseconds`.
+    public static func epochDay(unixMilliseconds: Int64) -> Int64 {
+        epochDay(unixSeconds: floorDivide(unixMilliseconds, 1000))
+    }
+
+    /// Unix seconds of day `day`'s opening midnight.
+    public static func opening(of day: Int64) -> Int64 { day * secondsPerDay }
+
+    /// Unix seconds of day `day`'s closing midnight (the next day's opening).
+    public static func closing(of day: Int64) -> Int64 { (day + 1) * secondsPerDay }
+
+    /// The slot that holds day `day`'s token in a pool of `size`: `day % size`, as both native fetchers
+    /// compute it (never negative; epoch days this program mints are never negative).
+    public static func slot(forDay day: Int64, size: Int) -> Int {
+        precondition(size > 0, "a pool has at least one slot")
+        let s = Int64(size)
+        return Int(((day % s) + s) % s)
+    }
+
+    /// `YYYY-MM-DD` of an epoch day, for reports (proleptic Gregorian, UTC).
+    public static func dateString(ofDay day: Int64) -> String {
+        // Howard Hinnant's civil_from_days.
+        let z = day + 719_468
+        let era = floorDivide(z, 146_097)
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let dayOfMonth = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(dayOfMonth, 2))"
+    }
+
+    /// The epoch day of a civil UTC date (inverse of `dateString`).
+    public static func day(year: Int64, month: Int64, day: Int64) -> Int64 {
+        // Howard Hinnant's days_from_civil.
+        let y = month <= 2 ? year - 1 : year
+        let era = floorDivide(y, 400)
+        let yoe = y - era * 400
+        let mp = month > 2 ? month - 3 : month + 9
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
+        let q = a / b
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
+    }
+
+    private static func pad(_ value: Int64, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
+}

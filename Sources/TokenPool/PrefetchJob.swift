@@ -1,0 +1,95 @@
+import Cryptography
+import Foundation
+import Runner
+
+/// `prefetch`: plays the native fetcher (WorkManager / iOS background task) for the injected day (seed §1, §3).
+///
+/// Picks `pool[epochDay % pool.count]` — no record of mint time, exactly the native selector — and calls
+/// Endorser's New Activity endpoint with it as the Bearer token. A day outside the pool's covered range, or an
+/// empty pool, has no credential: the pass records `skipped: no credential` and sends nothing. Every outcome is
+/// recorded in `token_pool_fetches` and, through the pass's counts or failure category, in `job status`.
+struct PrefetchJob: Job {
+    let name = "prefetch"
+    let summary = "emulate the native fetcher: pick pool[epochDay % size] and ask Endorser for New Activity"
+    let schedule = Schedule.hourly(atMinute: 20)
+    let environmentKeys: [(name: String, help: String)] = [("ENDORSER_URL", "base URL of the Endorser server (https://…)")]
+
+    func run(_ context: JobContext) throws -> JobResult {
+        guard let baseURL = context.env("ENDORSER_URL") else { throw TokenPoolErrors.endorserURLMissing }
+        guard let scheme = URL(string: baseURL)?.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
+            throw TokenPoolErrors.endorserURLInvalid
+        }
+        let afterID = try context.settings.string(TokenPoolSettings.afterID)
+        guard !afterID.isEmpty else {
+            throw JobError.configuration("after-id-missing", "prefetch.after-id is not set; set it with 'job settings set prefetch.after-id ULID'")
+        }
+        let request = PrefetchRequest(planIDsSetting: try context.settings.string(TokenPoolSettings.planIDs), afterID: afterID)
+
+        let nowSeconds = PoolCalendar.floorDivide(context.nowMilliseconds, 1000)
+        let today = PoolCalendar.epochDay(unixSeconds: nowSeconds)
+        let pool = PoolStore(database: context.database)
+        let log = FetchLog(database: context.database)
+
+        // The native selector, bounded by the covered range recorded with the pool; one read snapshot, so a mint
+        // pass swapping pools in between cannot pair one pool's range with another's slot.
+        let selection = try context.database.read { _ -> (slot: Int, record: PoolStore.SlotRecord)? in
+            guard let live = try pool.live(), let slot = live.plan.slot(forDay: today),
+                  let record = try pool.slot(slot, of: live.generationID) else { return nil }
+            return (slot, record)
+        }
+        guard let (slot, record) = selection else {
+            if !context.dryRun {
+                try log.record(.init(fetchedAt: context.nowMilliseconds, day: today, slot: nil, outcome: "no-credential", httpStatus: nil, rows: nil, hitLimit: nil))
+            }
+            context.logger.info("prefetch.no_credential")
+            return .skipped("no-credential", details: [("day", .string(PoolCalendar.dateString(ofDay: today)))])
+        }
+        let window: [(String, JSON)] = [
+            ("day", .string(PoolCalendar.dateString(ofDay: today))), ("slot", .number(slot)),
+            ("nbf", .string(Date(timeIntervalSince1970: Double(record.window.notBefore)).rfc3339)),
+            ("exp", .string(Date(timeIntervalSince1970: Double(record.window.expires)).rfc3339)),
+        ]
+        if context.dryRun {
+            return .completed(["would_request": 1], details: window)
+        }
+
+        let keyring = try context.keyring()
+        let token: String
+        do {
+            let bytes = try keyring.open(record.sealedToken, purpose: PoolStore.tokenPurpose)
+            token = String(decoding: bytes.copyBytes(), as: UTF8.self)
+        } catch {
+            throw JobError.badInput("pool-unreadable", "the pool's tokens do not open with this store key; run mint-pool again")
+        }
+
+        let outcome = EndorserClient().prefetch(baseURL: baseURL, token: token, request: request)
+        // On failure too, the ledger (and so `job status`) keeps the HTTP status (0: no answer).
+        context.committed = ["http_status": outcome.httpStatus ?? 0]
+        let at = context.nowMilliseconds
+        switch outcome {
+        case .fetched(let status, let rows, let hitLimit):
+            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "ok", httpStatus: status, rows: rows, hitLimit: hitLimit))
+            context.logger.info("prefetch.fetched", ["status": .int(status), "rows": .int(rows), "hit_limit": .bool(hitLimit)])
+            return .completed(["http_status": status, "rows": rows, "hit_limit": hitLimit ? 1 : 0], details: window)
+        case .credentialRejected(let status):
+            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "credential-rejected", httpStatus: status, rows: nil, hitLimit: nil))
+            context.logger.warn("prefetch.credential_rejected", ["status": .int(status)])
+            throw JobError.badInput("credential-rejected", "Endorser refused the pool's token for today (JWT verification failed); mint the pool again")
+        case .refused(let status):
+            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "refused", httpStatus: status, rows: nil, hitLimit: nil))
+            context.logger.warn("prefetch.refused", ["status": .int(status)])
+            throw JobError.badInput("endorser-refused", "Endorser refused the prefetch request with HTTP \(status)")
+        case .transient(let status):
+            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "transient", httpStatus: status, rows: nil, hitLimit: nil))
+            context.logger.warn("prefetch.transient", ["status": .int(status ?? 0)])
+            throw JobError.transient("endorser-unavailable", status.map { "Endorser answered HTTP \($0); the next pass retries" }
+                                         ?? "Endorser could not be reached; the next pass retries")
+        case .badResponse(let status):
+            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "bad-response", httpStatus: status, rows: nil, hitLimit: nil))
+            context.logger.warn("prefetch.bad_response", ["status": .int(status ?? 0)])
+            throw JobError.badInput("endorser-bad-response", "Endorser's answer was not the documented {data, hitLimit} object")
+        case .invalidURL:
+            throw TokenPoolErrors.endorserURLInvalid
+        }
+    }
+}

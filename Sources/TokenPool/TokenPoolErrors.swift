@@ -1,0 +1,22 @@
+import Runner
+
+/// The module's failures, each with its documented exit code and a message free of identifiers and secrets.
+enum TokenPoolErrors {
+    /// No identity configured (78): nothing can be minted or fetched.
+    static let noIdentity = JobError.configuration("no-identity", "no identity is configured; run 'job identity import' (key hex on stdin) or 'job identity new'")
+
+    /// The seed's `BackgroundJwtUnsupportedIdentityError` (65): a did:peer (passkey) identity cannot mint a pool.
+    static let unsupportedIdentity = JobError.badInput("unsupported-identity", "the active identity is a passkey (did:peer) identity, which cannot mint background tokens; the pool was left unchanged")
+
+    /// The sealed key does not open under this store key, or does not match its DID (65).
+    static let identityKeyUnreadable = JobError.badInput("identity-key-unreadable", "the active identity's sealed key does not open with this store key or does not match its DID; re-import the identity")
+
+    /// No identity with the DID given.
+    static let unknownIdentity = JobError.badInput("unknown-identity", "no identity with that DID is stored; see 'job identity list'")
+
+    /// `ENDORSER_URL` is not set (78).
+    static let endorserURLMissing = JobError.configuration("endorser-url-missing", "ENDORSER_URL is not set; set it to the Endorser server's base URL")
+
+    /// `ENDORSER_URL` is not an http(s) URL (78).
+    static let endorserURLInvalid = JobError.configuration("endorser-url-invalid", "ENDORSER_URL is not an http:// or https:// URL")
+}

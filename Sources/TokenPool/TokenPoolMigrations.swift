@@ -1,0 +1,68 @@
+import Store
+
+/// The module's tables: identities, the active-identity pointer, pool generations with their slots, and the
+/// record of background fetches.
+///
+/// A pool is a *generation*: a mint pass writes a `staging` generation in batches, then one transaction retires
+/// the `live` one and makes the new one `live`. Readers (prefetch, export, show) only ever read the `live`
+/// generation, so they see the whole old pool or the whole new one. `retired` and abandoned `staging`
+/// generations are purged in batches by later steps.
+enum TokenPoolMigrations {
+    static let all: [Migration] = [
+        Migration("token-pool-001-identities", sql: """
+            CREATE TABLE token_pool_identities (
+                id INTEGER PRIMARY KEY,
+                did TEXT NOT NULL UNIQUE,
+                method TEXT NOT NULL CHECK (method IN ('ethr', 'peer')),
+                -- AES-256-GCM under the store key (purpose token-pool-identity-key); NULL for did:peer (no key here).
+                sealed_private_key BLOB,
+                created_at INTEGER NOT NULL,
+                CHECK ((method = 'ethr') = (sealed_private_key IS NOT NULL))
+            ) STRICT;
+            CREATE TABLE token_pool_active_identity (
+                singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                identity_id INTEGER NOT NULL REFERENCES token_pool_identities (id),
+                changed_at INTEGER NOT NULL
+            ) STRICT;
+            """),
+        Migration("token-pool-002-pools", sql: """
+            CREATE TABLE token_pool_generations (
+                id INTEGER PRIMARY KEY,
+                identity_id INTEGER NOT NULL REFERENCES token_pool_identities (id),
+                state TEXT NOT NULL CHECK (state IN ('staging', 'live', 'retired')),
+                first_day INTEGER NOT NULL,
+                size INTEGER NOT NULL CHECK (size > 0),
+                slack_seconds INTEGER NOT NULL,
+                issued_at INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                live_at INTEGER
+            ) STRICT;
+            CREATE UNIQUE INDEX token_pool_generations_one_live ON token_pool_generations (state) WHERE state = 'live';
+            CREATE TABLE token_pool_slots (
+                generation_id INTEGER NOT NULL REFERENCES token_pool_generations (id),
+                slot INTEGER NOT NULL CHECK (slot >= 0),
+                day INTEGER NOT NULL,
+                not_before_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                -- AES-256-GCM under the store key (purpose token-pool-jwt).
+                sealed_token BLOB NOT NULL,
+                -- Blind index (HMAC) of the token: distinctness is enforced without storing the token in clear.
+                token_index BLOB NOT NULL,
+                PRIMARY KEY (generation_id, slot),
+                UNIQUE (generation_id, token_index)
+            ) STRICT, WITHOUT ROWID;
+            """),
+        Migration("token-pool-003-fetches", sql: """
+            CREATE TABLE token_pool_fetches (
+                id INTEGER PRIMARY KEY,
+                fetched_at INTEGER NOT NULL,
+                day INTEGER NOT NULL,
+                slot INTEGER,
+                outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'no-credential', 'credential-rejected', 'refused', 'transient', 'bad-response')),
+                http_status INTEGER,
+                row_count INTEGER,
+                hit_limit INTEGER CHECK (hit_limit IN (0, 1))
+            ) STRICT;
+            """),
+    ]
+}

@@ -1,0 +1,160 @@
+import Cryptography
+import Foundation
+@testable import Grants
+import Runner
+import Testing
+import TestSupport
+
+/// A peer that breaks the framing or the order: the server closes with a logged category and changes nothing.
+@Suite struct HostilePeerTests {
+    /// Alice serves; Bob holds a grant from Alice and has proven it on a fresh `/vnidrop/offer/1` connection.
+    func provenConnection(to alice: LinkTestNode, as bob: LinkTestNode) throws -> LinkConnection {
+        let connection = try LinkConnection.dial(try LinkAddress.parse(alice.address), expected: alice.endpoint, protocolName: .offer,
+                                                 identity: try bob.identity(), connectTimeout: 5)
+        let database = try bob.database()
+        let contactID: Int64 = try #require(try database.scalar("SELECT id FROM contacts"))
+        let grant = try #require(try HeldGrants(database: database, vault: try bob.vault()).usable(contactID: contactID))
+        #expect(try ProofExchange.prove(connection, grant: grant, identity: try bob.identity()) == .accepted)
+        return connection
+    }
+
+    func storeSnapshot(_ node: LinkTestNode) throws -> String {
+        let database = try node.database()
+        // grants_issued is left out: each accepted proof renews its grant's idle deadline, as it should.
+        return try ["incoming_offers", "notifications", "contacts", "held_offers", "grants_held", "blocked_endpoints"].map { table in
+            try database.query("SELECT * FROM \(table) ORDER BY rowid").map { "\($0.values)" }.joined(separator: ";")
+        }.joined(separator: "|")
+    }
+
+    func expectClosed(_ connection: LinkConnection) {
+        #expect(throws: LinkFailure.self) { _ = try connection.receive() }
+    }
+
+    @Test func oversizeTruncatedMalformedAndOutOfOrderFramesCloseTheConnectionAndChangeNothing() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try alice.startServer()
+        try pair(issuer: alice, holder: bob, label: "alice")
+        let before = try storeSnapshot(alice)
+
+        // Each case gets a proven connection and then misbehaves.
+        var connection = try provenConnection(to: alice, as: bob)
+        try connection.sendBytes([0x00, 0x01, 0x00, 0x01])          // announces 65,537 bytes
+        expectClosed(connection); connection.close()
+
+        connection = try provenConnection(to: alice, as: bob)
+        try connection.sendBytes([0x00, 0x00, 0x01, 0x00] + Array("{\"type\":\"offer\"".utf8))  // 256 announced, fewer sent
+        connection.close()
+
+        connection = try provenConnection(to: alice, as: bob)
+        try connection.sendFrame(Array("not json at all".utf8))
+        expectClosed(connection); connection.close()
+
+        connection = try provenConnection(to: alice, as: bob)
+        try connection.sendFrame(Array(#"{"type":"offer","offer_id":"zz","ticket":"t","file_count":1,"total_bytes":1}"#.utf8))
+        expectClosed(connection); connection.close()
+
+        connection = try provenConnection(to: alice, as: bob)
+        try connection.sendFrame(Array(#"{"type":"offer","offer_id":"00112233445566778899aabbccddeeff","ticket":"t","file_count":true,"total_bytes":1}"#.utf8))
+        expectClosed(connection); connection.close()
+
+        connection = try provenConnection(to: alice, as: bob)
+        try connection.send(["type": "ack", "offer_ids": []])          // out of order
+        expectClosed(connection); connection.close()
+
+        // A proof sent twice: the second is out of order.
+        connection = try LinkConnection.dial(try LinkAddress.parse(alice.address), expected: alice.endpoint, protocolName: .offer,
+                                             identity: try bob.identity(), connectTimeout: 5)
+        _ = try connection.receive()
+        try connection.send(["type": "offer"])
+        expectClosed(connection); connection.close()
+
+        let log = try alice.stopServer()
+        for category in ["oversize", "truncated", "malformed", "out-of-order"] {
+            #expect(log.contains("category=\(category)"), "logged: \(category)")
+        }
+        #expect(try storeSnapshot(alice) == before)
+        let database = try alice.database()
+        #expect(try database.scalar("SELECT count(*) FROM incoming_offers") == 0)
+        #expect(try database.scalar("SELECT count(*) FROM notifications") == 0)
+        #expect(notifications(alice).isEmpty)
+    }
+
+    @Test func aClientWithoutACertificateOrWithAnUnknownProtocolIsRefusedAtTheHandshake() throws {
+        let alice = LinkTestNode()
+        try alice.startServer()
+        // `openssl s_client` as a plain TLS 1.3 client: no client certificate.
+        let noCert = try runOpenSSL(["s_client", "-connect", alice.address, "-tls1_3", "-alpn", "/vnidrop/offer/1", "-quiet"])
+        #expect(!noCert.contains("\"challenge\""), "no challenge without a client certificate")
+        // With an Ed25519 client certificate but a protocol the link does not speak.
+        let key = alice.home.file("client.key"), cert = alice.home.file("client.crt")
+        _ = try runOpenSSL(["req", "-x509", "-newkey", "ed25519", "-keyout", key, "-out", cert, "-subj", "/CN=probe", "-nodes", "-days", "1"])
+        let wrongProtocol = try runOpenSSL(["s_client", "-connect", alice.address, "-tls1_3", "-cert", cert, "-key", key, "-alpn", "/other/1", "-quiet"])
+        #expect(!wrongProtocol.contains("\"challenge\""))
+        #expect(wrongProtocol.contains("alert") || wrongProtocol.contains("error"), "\(wrongProtocol)")
+        let log = try alice.stopServer()
+        #expect(log.components(separatedBy: "stage=handshake category=handshake").count - 1 == 2)
+        #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 0)
+    }
+
+    @Test func aBlockedEndpointsLiveOfferNeverReachesThePrompt() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        try alice.ok(["block", bob.endpointHex])
+        let result = try bob.run(["--json", "offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-blocked"), "--files", "1", "--bytes", "1"])
+        #expect(result.exitCode == 69)
+        #expect(result.stderr.contains("inactive; pair again"), "the blocked sender is told exactly what an expired pairing says")
+        #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 0)
+        #expect(try alice.scalar("SELECT count(*) FROM notifications") == 0)
+        #expect(try bob.scalar("SELECT count(*) FROM grants_held") == 0)
+    }
+
+    @Test func serveLinkAnswersOneConnectionOnStdinAsUnderSocketActivation() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try pair(issuer: alice, holder: bob, label: "alice", address: "127.0.0.1:1")
+        _ = try alice.identity()
+        let (listener, port) = try Socket.listen(try LinkAddress.parseListen("127.0.0.1:0"))
+        defer { close(listener) }
+        try bob.database().execute("UPDATE contacts SET last_known_addr = ?", ["127.0.0.1:\(port)"])
+        // Like systemd with Accept=yes: accept the connection, hand it to `job serve-link` as stdin.
+        let acceptor = Thread {
+            guard let fd = Socket.accept(listener, waitMilliseconds: 10_000) else { return }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: JobProcess.executablePath)
+            process.arguments = ["--store", alice.store, "serve-link"]
+            process.environment = alice.environment
+            process.standardInput = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try? process.run()
+            process.waitUntilExit()
+        }
+        acceptor.start()
+        let held = try alice.json(["grants", "list"])
+        #expect((held["issued"] as? [[String: Any]])?.count == 1)
+        let pulled = try bob.json(["pull-offers", "--check-now"])
+        #expect((pulled["counts"] as? [String: Int])?["contacts"] == 1)
+        #expect((pulled["counts"] as? [String: Int])?["unreachable"] == 0)
+        #expect((pulled["counts"] as? [String: Int])?["failed"] == 0)
+
+        let notASocket = try alice.run(["serve-link"])
+        #expect(notASocket.exitCode == 64 && notASocket.stderr.contains("stdin is not a socket"))
+    }
+
+    func runOpenSSL(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = Pipe()
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+@testable import Grants
+import Testing
+import TestSupport
+
+/// `serve-link`'s own process life: its stopping options and its socket-activation units.
+@Suite struct ServeLinkProcessTests {
+    @Test func maxConnectionsAndIdleExitEndTheListener() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try pair(issuer: alice, holder: bob, label: "alice", address: "127.0.0.1:1")
+        let server = try JobProcess.start(["--store", alice.store, "serve-link", "--listen", "127.0.0.1:0", "--max-connections", "1"],
+                                          environment: alice.environment)
+        var port: String?
+        let deadline = Date().addingTimeInterval(20)
+        while port == nil && Date() < deadline {
+            port = server.stdoutSoFar.split(separator: "\n").first.flatMap { $0.split(separator: ":").last }.map(String.init)
+            usleep(20_000)
+        }
+        try bob.database().execute("UPDATE contacts SET last_known_addr = ?", ["127.0.0.1:\(try #require(port))"])
+        _ = try bob.json(["pull-offers", "--check-now"])
+        let result = try server.wait(timeout: 20)
+        #expect(result.exitCode == 0)
+        #expect(result.stderr.contains("event=link-stopped connections=1"))
+
+        let start = Date()
+        let idle = try alice.run(["serve-link", "--listen", "127.0.0.1:0", "--idle-exit", "1"], timeout: 20)
+        #expect(idle.exitCode == 0)
+        #expect(Date().timeIntervalSince(start) < 10)
+        #expect(try alice.run(["serve-link", "--max-connections", "1"]).exitCode == 64, "--max-connections needs --listen")
+        #expect(try alice.run(["serve-link", "--listen", "127.0.0.1:0", "--idle-exit", "0"]).exitCode == 64)
+    }
+
+    @Test func systemdAcceptsTheSocketActivationUnits() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let work = TemporaryDirectory("units")
+        for name in ["serve-link.socket", "serve-link@.service"] {
+            let text = try String(contentsOf: repository.appendingPathComponent("jobs/" + name), encoding: .utf8)
+            if name == "serve-link.socket" { #expect(text.contains("Accept=yes")) }
+            if name.hasSuffix(".service") { #expect(text.contains("StandardInput=socket") && text.contains("ExecStart=/usr/local/bin/job serve-link\n")) }
+            try text.replacingOccurrences(of: "/usr/local/bin/job", with: JobProcess.executablePath).write(toFile: work.file(name), atomically: true, encoding: .utf8)
+        }
+        let text = try ExternalTool.run("/usr/bin/systemd-analyze", ["verify", "--man=no", work.file("serve-link.socket"), work.file("serve-link@.service")],
+                                        separateStderr: true).stderr
+        let problems = text.split(separator: "\n").filter { $0.contains("serve-link") && !$0.contains("Failed to") }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+}
