@@ -16,6 +16,7 @@ public struct ChaosStore: Sendable {
         for suffix in ["", "-wal", "-shm", ".key"] { try? FileManager.default.removeItem(atPath: template + suffix) }
         let migrate = try job.run(["--store", template, "migrate"])
         guard migrate.exitCode == 0 else { throw ChaosFailure("job migrate failed: \(migrate.stderr)") }
+        _ = try templateKey()  // created beside the store if `migrate` did not need it yet
         return try Database(path: template)
     }
 

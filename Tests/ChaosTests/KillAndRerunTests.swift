@@ -30,4 +30,13 @@ import TestSupport
         #expect(report.kills == Self.kills)
         #expect(report.violations.isEmpty, "\(report.violations)")
     }
+
+    @Test func sweepGrantsLapsesEveryIdleGrantExactlyOnceAndPurgesOnlyPastRetention() throws {
+        let directory = TemporaryDirectory("chaos-sweep")
+        let loop = loop(directory, seed: 13)
+        let scenario = SweepGrantsChaos(store: ChaosStore(directory: directory.path), process: loop.process, rows: 4_000, seed: 13)
+        let report = try loop.run(scenario, rows: 4_000)
+        #expect(report.kills == Self.kills)
+        #expect(report.violations.isEmpty, "\(report.violations)")
+    }
 }
