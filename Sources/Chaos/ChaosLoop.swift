@@ -63,6 +63,7 @@ public struct ChaosLoop {
                 let outcome = try process.run(arguments, killAfter: delay)
                 if outcome.killed {
                     report.kills += 1
+                    report.violations += try scenario.afterKill().map { "round \(round), right after kill \(report.kills): \($0)" }
                 } else {
                     report.passesFinishedBeforeKill += 1
                     if outcome.exitCode != 0 {

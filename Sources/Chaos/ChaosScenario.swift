@@ -14,6 +14,8 @@ public protocol ChaosScenario: AnyObject {
     func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String]
     /// After an undisturbed pass with these counts: true when the round's work is all done.
     func isSettled(counts: [String: Int]) -> Bool
+    /// What must hold right after a kill, before any rerun (readers' view of a half-done pass).
+    func afterKill() throws -> [String]
     /// The invariants after a settled round; each violation as one line.
     func violations() throws -> [String]
     /// Settings the passes need beyond the base environment (a peer's endpoint); read after `prepare`.
@@ -24,5 +26,6 @@ public protocol ChaosScenario: AnyObject {
 
 extension ChaosScenario {
     public var passEnvironment: [String: String] { [:] }
+    public func afterKill() throws -> [String] { [] }
     public func finish() {}
 }

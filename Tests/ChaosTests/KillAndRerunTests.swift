@@ -39,4 +39,13 @@ import TestSupport
         #expect(report.kills == Self.kills)
         #expect(report.violations.isEmpty, "\(report.violations)")
     }
+
+    @Test func mintPoolLeavesTheOldPoolOrTheWholeNewOneNeverAMix() throws {
+        let directory = TemporaryDirectory("chaos-pool")
+        let loop = loop(directory, seed: 14)
+        let scenario = MintPoolChaos(store: ChaosStore(directory: directory.path), process: loop.process, size: 1_500)
+        let report = try loop.run(scenario, rows: 1_500)
+        #expect(report.kills == Self.kills)
+        #expect(report.violations.isEmpty, "\(report.violations)")
+    }
 }
