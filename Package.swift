@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
-        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job"]),
+        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Relay", "Grants", "TokenPool"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
     ],
     swiftLanguageModes: [.v5]

@@ -2,10 +2,13 @@ import Chaos
 import Foundation
 import MeshMedia
 import Relay
+import Grants
+import TokenPool
 
 /// `fuzz`: at least N mutated inputs (default 1,000,000) through every decoder that reads bytes from outside:
-/// the relay's (`RelayFuzzing`: config.xml, Syncthing REST answers, relay health and Retry-After, APNs answers)
-/// through `MutationFuzzer`, and MeshMedia's (`WireFuzzer`: packets, TLVs, Noise messages) run until each of
+/// the relay's (`RelayFuzzing`: config.xml, Syncthing REST answers, relay health and Retry-After, APNs answers),
+/// the grants module's (`GrantsFuzzing`: link frames, grant bundles, link addresses, endpoint ids) and the token
+/// pool's (`TokenPoolFuzzing`: Endorser answers) through `MutationFuzzer`, and MeshMedia's (`WireFuzzer`: packets, TLVs, Noise messages) run until each of
 /// its decoders has had N inputs.
 ///
 /// Per decoder: inputs, accepted, rejected, slowest input, hangs (inputs over 1 s; a decode over 10 s ends the
@@ -46,8 +49,11 @@ enum FuzzBench {
         func kb(_ growth: Int) -> String { "\(growth) kB" }
 
         print("fuzz: \(inputs) inputs per decoder, seed \(seed)")
-        for (offset, decoder) in RelayFuzzing.decoders.enumerated() where only.map({ decoder.name.contains($0) }) ?? true {
-            let target = MutationFuzzer.Target(name: decoder.name, seeds: decoder.seeds, decode: decoder.decode)
+        let targets: [MutationFuzzer.Target] = RelayFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
+            + GrantsFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
+            + TokenPoolFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
+        for (offset, target) in targets.enumerated() where only.map({ target.name.contains($0) }) ?? true {
+            let decoder = target
             let baseline = MutationFuzzer(seed: seed &+ UInt64(offset)).generateOnly(target, inputs: inputs)
             let report = MutationFuzzer(seed: seed &+ UInt64(offset)).run(target, inputs: inputs, watchdog: watchdog) { done in
                 FileHandle.standardError.write(Data("fuzz \(decoder.name): \(done)\n".utf8))

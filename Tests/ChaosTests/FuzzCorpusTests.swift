@@ -1,5 +1,7 @@
 import Chaos
+import Grants
 import Relay
+import TokenPool
 import Testing
 
 /// A small corpus run of the fuzz scenario (`job-bench fuzz` runs a million inputs per decoder): every
@@ -24,5 +26,23 @@ import Testing
             + Array("Kiguration><gui><address>&b;</address><apikey>&a;</apikey></gui></configuration>".utf8)
         let decoder = RelayFuzzing.decoders.first { $0.name.contains("config.xml") }
         #expect(decoder?.decode(bytes) == false)
+    }
+}
+
+/// The same small corpus run over the grants and token-pool decoders (link frames, grant bundles, link
+/// addresses, endpoint ids, Endorser answers).
+@Suite struct GrantsAndPoolFuzzCorpusTests {
+    @Test func everyGrantsAndPoolDecoderSurvivesMutatedInputs() {
+        let targets = GrantsFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
+            + TokenPoolFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
+        #expect(targets.count >= 5)
+        for (offset, target) in targets.enumerated() {
+            let refused = target.seeds.filter { !target.decode($0) }.map { String(decoding: $0, as: UTF8.self) }
+            #expect(refused.count < target.seeds.count, "\(target.name): every seed refused")
+            #expect(refused.allSatisfy { $0.contains("JWT_VERIFY_FAILED") }, "\(target.name) refuses \(refused)")
+            let report = MutationFuzzer(seed: 0x6A7 &+ UInt64(offset)).run(target, inputs: 3_000)
+            #expect(report.inputs == 3_000 && report.hangs == 0, "\(target.name)")
+            #expect(report.accepted > 0 && report.rejected > 0, "\(target.name): mutations neither all accepted nor all rejected")
+        }
     }
 }
