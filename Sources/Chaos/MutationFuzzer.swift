@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Per decoder it counts inputs, accepted and rejected, the slowest input, inputs slower than
 /// `slowSeconds` (hangs), and the resident-set growth. A `Watchdog` ends the process with the offending
-/// input printed when one decode runs past its limit, so a hang cannot go unnoticed. Deterministic in its seed.
+/// input printed when one decode runs past its limit, so a hang cannot go unnoticed, and prints the input
+/// being decoded when the process crashes. Deterministic in its seed.
 public final class MutationFuzzer {
     /// One decoder under test: returns true when it accepted the input.
     public struct Target {
@@ -63,6 +64,7 @@ public final class MutationFuzzer {
             let input = mutate(corpus, seedCount: seedCount)
             report.largestInput = max(report.largestInput, input.count)
             watchdog?.arm(target.name, input)
+            if watchdog != nil { CrashInput.set(input) }
             let t0 = DispatchTime.now().uptimeNanoseconds
             let accepted = target.decode(input)
             let micros = Int((DispatchTime.now().uptimeNanoseconds - t0) / 1000)
@@ -162,6 +164,7 @@ public final class Watchdog: @unchecked Sendable {
 
     public init(limitSeconds: Double) {
         limit = UInt64(limitSeconds * 1e9)
+        CrashInput.install()
         let thread = Thread { [unowned self] in
             while true {
                 Thread.sleep(forTimeInterval: 0.5)
@@ -191,5 +194,42 @@ public final class Watchdog: @unchecked Sendable {
         lock.lock()
         armedAt = 0
         lock.unlock()
+    }
+}
+
+/// On a crash (SIGSEGV, SIGILL, SIGBUS, SIGFPE, SIGABRT, SIGTRAP) prints the input being decoded as hex to stderr,
+/// then lets the signal end the process as usual — so every crash `job-bench fuzz` meets is reproducible.
+enum CrashInput {
+    static let capacity = MutationFuzzer.maxInputBytes
+    nonisolated(unsafe) static let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+    nonisolated(unsafe) static var length = 0
+    nonisolated(unsafe) static var installed = false
+
+    /// Remembers `input` as the one being decoded (a copy into a fixed buffer: the handler cannot allocate).
+    static func set(_ input: [UInt8]) {
+        length = 0
+        input.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: min($0.count, capacity)) }
+        length = min(input.count, capacity)
+    }
+
+    static func install() {
+        guard !installed else { return }
+        installed = true
+        for sig in [SIGSEGV, SIGILL, SIGBUS, SIGFPE, SIGABRT, SIGTRAP] {
+            signal(sig) { number in
+                let digits: StaticString = "0123456789abcdef"
+                let header: StaticString = "\nfuzz: CRASH on input (hex): "
+                _ = write(2, header.utf8Start, header.utf8CodeUnitCount)
+                var pair: (UInt8, UInt8) = (0, 0)
+                for i in 0..<CrashInput.length {
+                    let byte = CrashInput.buffer[i]
+                    pair = (digits.utf8Start[Int(byte >> 4)], digits.utf8Start[Int(byte & 15)])
+                    _ = withUnsafeBytes(of: &pair) { write(2, $0.baseAddress, 2) }
+                }
+                _ = write(2, "\n", 1)
+                signal(number, SIG_DFL)
+                raise(number)
+            }
+        }
     }
 }

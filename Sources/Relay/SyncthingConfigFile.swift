@@ -47,11 +47,12 @@ public enum SyncthingConfigFile {
 
     /// Reads the `<gui>` section of a config.xml; nil when the document is not XML or has no `<gui>`.
     ///
-    /// Syncthing writes config.xml as UTF-8; anything else is refused before parsing, because Foundation's
-    /// XMLParser on Linux traps (kills the process) when libxml2 hands it a name that is not UTF-8 (found by
-    /// `job-bench fuzz`).
+    /// Syncthing writes config.xml as UTF-8 with no processing instruction but the XML declaration; anything
+    /// else is refused before parsing, because Foundation's XMLParser on Linux kills the process on such input
+    /// (found by `job-bench fuzz`): it traps when libxml2 hands it a name that is not UTF-8, and dereferences
+    /// NULL on a processing instruction without data (`<?pi?>`).
     public static func parseGUI(_ data: Data) -> GUI? {
-        guard String(validating: data, as: UTF8.self) != nil else { return nil }
+        guard let text = String(validating: data, as: UTF8.self), hasOnlyTheXMLDeclaration(text) else { return nil }
         let parser = XMLParser(data: data)
         let reader = GUIReader()
         parser.delegate = reader
@@ -60,6 +61,21 @@ public enum SyncthingConfigFile {
         gui.address = gui.address.trimmingCharacters(in: .whitespacesAndNewlines)
         gui.apiKey = gui.apiKey.trimmingCharacters(in: .whitespacesAndNewlines)
         return gui
+    }
+
+    /// True when the only `<?` in `text` opens the XML declaration at its very start (`<?xml` and a space).
+    static func hasOnlyTheXMLDeclaration(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index + 1 < bytes.count {
+            if bytes[index] == UInt8(ascii: "<") && bytes[index + 1] == UInt8(ascii: "?") {
+                let declaration = Array("<?xml".utf8)
+                guard index == 0, bytes.count > 5, Array(bytes[0..<5]) == declaration,
+                      [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")].contains(bytes[5]) else { return false }
+            }
+            index += 1
+        }
+        return true
     }
 
     /// Why a GUI address cannot be used over TCP.

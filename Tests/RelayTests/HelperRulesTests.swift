@@ -55,6 +55,11 @@ import Testing
         let latin1 = Array(#"<?xml version="1.0" encoding="ISO-8859-1"?><configuration><gui><address>127.0.0.1:8384</address><apikey>k"#.utf8) + [0xe9]
             + Array("</apikey></gui></configuration>".utf8)
         #expect(SyncthingConfigFile.parseGUI(Data(latin1)) == nil)
+        // A processing instruction without data made XMLParser dereference NULL; only the declaration is allowed.
+        #expect(SyncthingConfigFile.parseGUI(Data("<?xm?><configuration><gui><address>127.0.0.1:8384</address></gui></configuration>".utf8)) == nil)
+        #expect(SyncthingConfigFile.parseGUI(Data("<configuration><?x?><gui><address>a:1</address></gui></configuration>".utf8)) == nil)
+        let declared = #"<?xml version="1.0" encoding="UTF-8"?><configuration><gui><address>127.0.0.1:8384</address></gui></configuration>"#
+        #expect(SyncthingConfigFile.parseGUI(Data(declared.utf8))?.address == "127.0.0.1:8384")
     }
 
     @Test func relayAnswersAreClassifiedAsTheSeedsTableSays() {
