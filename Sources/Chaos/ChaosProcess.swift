@@ -31,7 +31,7 @@ public struct ChaosProcess: Sendable {
     /// Runs `job arguments…`; when `killAfter` is given, sends SIGKILL that many seconds after the spawn
     /// (if the process is still running then). A process not done after `timeout` seconds is killed and
     /// reported as a failure by the caller (exit code nil, `killed` false).
-    public func run(_ arguments: [String], killAfter: Double? = nil, timeout: Double = 300) throws -> Outcome {
+    public func run(_ arguments: [String], killAfter: Double? = nil, timeout: Double = 300, stdin: String? = nil) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -39,13 +39,18 @@ public struct ChaosProcess: Sendable {
         let base = NSTemporaryDirectory() + "chaos-\(UUID().uuidString)"
         FileManager.default.createFile(atPath: base + ".out", contents: nil)
         FileManager.default.createFile(atPath: base + ".err", contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: base + ".out"); try? FileManager.default.removeItem(atPath: base + ".err") }
+        defer { for suffix in [".out", ".err", ".in"] { try? FileManager.default.removeItem(atPath: base + suffix) } }
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: base + ".out"))
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: base + ".err"))
         defer { try? out.close(); try? err.close() }
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        if let stdin {
+            FileManager.default.createFile(atPath: base + ".in", contents: Data(stdin.utf8))
+            process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: base + ".in"))
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         let start = DispatchTime.now().uptimeNanoseconds
         func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
         try process.run()

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// The baseline, measured in the same run, is the undisturbed pass over the same store (round 0).
 enum ChaosBench {
-    static let jobs = ["clean-tokens", "send-wakeups", "sweep-grants", "mint-pool"]
+    static let jobs = ["clean-tokens", "send-wakeups", "sweep-grants", "mint-pool", "pull-offers"]
 
     static func run(_ arguments: ArraySlice<String>) throws {
         var kills = 200
@@ -52,6 +52,7 @@ enum ChaosBench {
             let scenario: ChaosScenario
             switch name {
             case "clean-tokens": scenario = CleanTokensChaos(store: store, process: loop.process, tokens: rows, seed: seed)
+            case "pull-offers": scenario = PullOffersChaos(directory: directory, process: loop.process, held: max(10, rows / 10), history: rows - rows / 10, seed: seed)
             case "mint-pool": scenario = MintPoolChaos(store: store, process: loop.process, size: min(rows, 100_000))
             case "sweep-grants": scenario = SweepGrantsChaos(store: store, process: loop.process, rows: rows, seed: seed)
             default: scenario = SendWakeupsChaos(store: store, process: loop.process, tokens: rows, seed: seed)

@@ -48,4 +48,13 @@ import TestSupport
         #expect(report.kills == Self.kills)
         #expect(report.violations.isEmpty, "\(report.violations)")
     }
+
+    @Test func pullOffersDeliversEachHeldOfferExactlyOnceInEffect() throws {
+        let directory = TemporaryDirectory("chaos-pull")
+        let loop = loop(directory, seed: 15)
+        let scenario = PullOffersChaos(directory: directory.path, process: loop.process, held: 150, history: 1_000, seed: 15)
+        let report = try loop.run(scenario, rows: 1_150)
+        #expect(report.kills == Self.kills)
+        #expect(report.violations.isEmpty, "\(report.violations)")
+    }
 }
