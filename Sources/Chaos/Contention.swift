@@ -2,7 +2,8 @@ import Foundation
 import Store
 
 /// Contention: eight passes of one job started over and over on one store while a writer process plays the
-/// app (registering tokens and recording triggers through `job relay …`), for a given time.
+/// app (registering APNs tokens, recording triggers, issuing grants: `job relay register`, `job relay trigger`,
+/// `job grants issue`, one after another), for a given time.
 ///
 /// Checked afterwards: no pass and no writer command failed (in particular none reported the store busy —
 /// `store-busy`, exit 75), every pass that did not work was skipped because another held the lease, the
@@ -61,6 +62,9 @@ public struct Contention {
     }
 
     public func run(startNow: Int64) throws -> Report {
+        // The node identity `grants issue` signs with, created before the clock starts.
+        let node = try process.run(["--store", store, "node", "show"])
+        guard node.exitCode == 0 else { throw ChaosFailure("job node show failed: \(node.stderr)") }
         let shared = Shared()
         let lock = shared.lock
         let deadline = Date().addingTimeInterval(seconds)
@@ -100,8 +104,10 @@ public struct Contention {
                 let now = startNow + Int64(Date().timeIntervalSince(deadline.addingTimeInterval(-seconds)) * 1000)
                 let device = Self.deviceID(1_000_000 + n)
                 let token = String(format: "%016llx", UInt64(n)) + String(repeating: "a7", count: 24)
+                let holder = String(format: "%016llx", UInt64(n) &* 0x9E37_79B9_7F4A_7C15) + String(repeating: "3d", count: 24)
                 for command in [["relay", "register", "--device-id", device, "--apns-token", token],
-                                ["relay", "trigger", "--device-id", device]] {
+                                ["relay", "trigger", "--device-id", device],
+                                ["grants", "issue", "--to", holder]] {
                     guard let outcome = try? process.run(["--store", store, "--now", "@\(now / 1000)"] + command, timeout: 60) else { note("writer: spawn failed"); continue }
                     lock.lock()
                     shared.report.writerCommands += 1

@@ -2,12 +2,12 @@ import Chaos
 import Foundation
 
 /// `contention`: per job, eight passes started over and over plus a writer process playing the app
-/// (`job relay register` / `job relay trigger`) on one store for `--seconds` (default 60); see `Contention`.
+/// (`job relay register` / `job relay trigger` / `job grants issue`) on one store for `--seconds` (default 60); see `Contention`.
 ///
 /// The baseline, in the same run, is the writer alone on an identical copy of the store for a fifth of the
 /// time: its command latency with no pass running.
 enum ContentionBench {
-    static let jobs = ["clean-tokens", "send-wakeups"]
+    static let jobs = ["clean-tokens", "send-wakeups", "sweep-grants"]
 
     static func run(_ arguments: ArraySlice<String>) throws {
         var seconds = 60.0
@@ -41,9 +41,12 @@ enum ContentionBench {
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let base = ChaosProcess(executable: job, environment: ["HOME": directory, "PATH": "/usr/bin:/bin"])
             let store = ChaosStore(directory: directory)
-            let scenario: ChaosScenario = name == "clean-tokens"
-                ? CleanTokensChaos(store: store, process: base, tokens: rows, seed: 31)
-                : SendWakeupsChaos(store: store, process: base, tokens: rows, seed: 31)
+            let scenario: ChaosScenario
+            switch name {
+            case "clean-tokens": scenario = CleanTokensChaos(store: store, process: base, tokens: rows, seed: 31)
+            case "sweep-grants": scenario = SweepGrantsChaos(store: store, process: base, rows: rows, seed: 31)
+            default: scenario = SendWakeupsChaos(store: store, process: base, tokens: rows, seed: 31)
+            }
             try scenario.prepare()
             defer { scenario.finish() }
             let process = base.adding(scenario.passEnvironment)
