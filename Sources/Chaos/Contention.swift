@@ -80,7 +80,6 @@ public struct Contention {
                     // The pass clock advances with real time, so time-based jobs keep finding work.
                     let now = startNow + Int64(Date().timeIntervalSince(deadline.addingTimeInterval(-seconds)) * 1000)
                     guard let outcome = try? process.run(["--store", store] + passArguments(now), timeout: 120) else { note("slot \(slot): spawn failed"); continue }
-                    let counts = ChaosProcess.counts(outcome.stdout)
                     let skipped = outcome.stdout.contains("\"outcome\":\"skipped\"")
                     lock.lock()
                     shared.report.passes += 1
@@ -90,7 +89,6 @@ public struct Contention {
                     lock.unlock()
                     if outcome.exitCode != 0 { note("slot \(slot) pass \(k): exit \(outcome.exitCode.map(String.init) ?? "signal"): \(outcome.stderr.prefix(200))") }
                     if skipped && !outcome.stdout.contains("lease-held") { note("slot \(slot) pass \(k): skipped for another reason: \(outcome.stdout.prefix(200))") }
-                    _ = counts
                 }
                 group.leave()
             }.start()

@@ -26,6 +26,8 @@ public final class SendWakeupsChaos: ChaosScenario {
     private var roundOffset: UInt64 = 0
     private var now: Int64 = 0
     private var passesInRound = 0
+    /// Set once the round's first undisturbed pass has run: later ones come 31 s apart.
+    private var isAfterFirstSettle = false
 
     public init(store: ChaosStore, process: ChaosProcess, tokens: Int, seed: UInt64) {
         self.store = store
@@ -99,7 +101,6 @@ public final class SendWakeupsChaos: ChaosScenario {
         passesInRound += 1
         return ["--store", store.store, "--now", "@\(now)", "--json", "send-wakeups"]
     }
-    private var isAfterFirstSettle = false
 
     public func isSettled(counts: [String: Int]) -> Bool {
         guard let db = try? Database(path: store.store) else { return false }
