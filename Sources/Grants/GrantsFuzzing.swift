@@ -60,7 +60,7 @@ public enum GrantsFuzzing {
             frame(#"{"type":"challenge","challenge":"\#(String(repeating: "03", count: GrantProof.challengeCount))"}"#),
             frame(#"{"type":"answer","answer":"accepted"}"#),
             frame(#"{"type":"offers","offers":[{"offer_id":"\#(id16)","ticket":"t","file_count":1,"total_bytes":2}]}"#),
-        ], decode: decodeFrame),
+        ], decode: { decodeFrame($0) }),
         Decoder(name: "grant bundle", seeds: [
             Array("vnidrop-grant-v1.\(endpoint).\(String(repeating: "7e", count: 32)).\(id16).\(String(repeating: "99", count: 32)).never".utf8),
             Array("  vnidrop-grant-v1.\(endpoint).\(String(repeating: "7e", count: 32)).\(id16).\(String(repeating: "99", count: 32)).1790000000000\n".utf8),
