@@ -47,21 +47,33 @@ public enum SyncthingConfigFile {
 
     /// Reads the `<gui>` section of a config.xml; nil when the document is not XML or has no `<gui>`.
     ///
-    /// Syncthing writes config.xml as UTF-8 with no processing instruction but the XML declaration; anything
-    /// else is refused before parsing, because Foundation's XMLParser on Linux kills the process on such input
-    /// (found by `job-bench fuzz`): it traps when libxml2 hands it a name that is not UTF-8, and dereferences
-    /// NULL on a processing instruction without data (`<?pi?>`).
+    /// Syncthing writes config.xml as UTF-8 with no processing instruction but the XML declaration; anything else
+    /// is refused. The document is read by `ConfigXMLReader`, not Foundation's XMLParser, which on Linux leaks on
+    /// every parse and traps on names that are not UTF-8 or on `<?pi?>` (both found by `job-bench fuzz`).
     public static func parseGUI(_ data: Data) -> GUI? {
-        guard let text = String(validating: data, as: UTF8.self), hasOnlyTheXMLDeclaration(text) else { return nil }
-        let parser = XMLParser(data: data)
-        let reader = GUIReader()
-        parser.delegate = reader
-        guard parser.parse(), reader.found else { return nil }
-        var gui = reader.gui
+        guard data.count <= maximumBytes, let text = String(validating: data, as: UTF8.self), hasOnlyTheXMLDeclaration(text) else { return nil }
+        var gui = GUI()
+        var found = false
+        var reader = ConfigXMLReader(Array(data))
+        let wellFormed = reader.read(ConfigXMLReader.Events(
+            start: { path, attributes in
+                guard path == ["configuration", "gui"] else { return }
+                found = true
+                gui.tls = attributes["tls"]?.lowercased() == "true"
+                gui.enabled = attributes["enabled"]?.lowercased() != "false"
+            },
+            text: { path, text in
+                if path == ["configuration", "gui", "address"] { gui.address += text }
+                if path == ["configuration", "gui", "apikey"] { gui.apiKey += text }
+            }))
+        guard wellFormed, found else { return nil }
         gui.address = gui.address.trimmingCharacters(in: .whitespacesAndNewlines)
         gui.apiKey = gui.apiKey.trimmingCharacters(in: .whitespacesAndNewlines)
         return gui
     }
+
+    /// A config.xml larger than this is not Syncthing's (real ones are a few KiB to a few hundred).
+    static let maximumBytes = 16 << 20
 
     /// True when the only `<?` in `text` opens the XML declaration at its very start (`<?xml` and a space).
     static func hasOnlyTheXMLDeclaration(_ text: String) -> Bool {
@@ -110,29 +122,5 @@ public enum SyncthingConfigFile {
         if host.isEmpty || host == "0.0.0.0" || host == "::" { host = "127.0.0.1" }
         if host.contains(":") { host = "[" + host + "]" }
         return (tls ? "https" : "http") + "://" + host + ":" + port
-    }
-
-    private final class GUIReader: NSObject, XMLParserDelegate {
-        var gui = GUI()
-        var found = false
-        private var path: [String] = []
-
-        func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
-            path.append(element)
-            if path == ["configuration", "gui"] {
-                found = true
-                gui.tls = attributes["tls"]?.lowercased() == "true"
-                gui.enabled = attributes["enabled"]?.lowercased() != "false"
-            }
-        }
-
-        func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
-            if !path.isEmpty { path.removeLast() }
-        }
-
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            if path == ["configuration", "gui", "address"] { gui.address += string }
-            if path == ["configuration", "gui", "apikey"] { gui.apiKey += string }
-        }
     }
 }
