@@ -19,7 +19,7 @@ struct RelayRegisterCommand: Command {
             throw JobError.usage("--environment must be production or sandbox")
         }
         let outcome = try Registry(context).register(deviceID: deviceID, token: token, environment: environment, now: context.nowMilliseconds)
-        context.logger.info("relay.registered", ["outcome": .word(outcome.rawValue), "environment": .of(environment)])
+        context.logger.info("relay.registered", ["outcome": .of(outcome), "environment": .of(environment)])
         if context.jsonOutput {
             context.printJSON(["status": .string(outcome.rawValue), "environment": .string(environment.rawValue)])
         } else {

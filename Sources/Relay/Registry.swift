@@ -29,7 +29,7 @@ struct Registry {
     func tokenIndex(_ token: String) -> [UInt8] { keyring.blindIndex(Array(token.utf8), purpose: Self.tokenPurpose) }
 
     /// Whether `register` added a token or refreshed one already held.
-    enum RegisterOutcome: String { case created, refreshed }
+    enum RegisterOutcome: String, LogWord { case created, refreshed }
 
     /// Adds `token` to `deviceID` or, when it is already registered there, updates its registration time
     /// and environment (the provisioning endpoint's store effect).

@@ -7,19 +7,29 @@ public enum LogValue: Sendable, Equatable, ExpressibleByIntegerLiteral, Expressi
     case integer(Int64)
     case double(Double)
     case bool(Bool)
-    case word(String)
+    case word(FixedWord)
 
     public init(integerLiteral value: Int64) { self = .integer(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(stringLiteral value: StaticString) { self = .word("\(value)") }
+    public init(stringLiteral value: StaticString) { self = .word(FixedWord(value)) }
 
     /// An integer count, size, status code or duration.
     public static func int<I: BinaryInteger>(_ value: I) -> LogValue { .integer(Int64(value)) }
     /// A word fixed in the source.
-    public static func literal(_ value: StaticString) -> LogValue { .word("\(value)") }
+    public static func literal(_ value: StaticString) -> LogValue { .word(FixedWord(value)) }
     /// The raw value of a `LogWord` enum case.
-    public static func of<W: LogWord>(_ value: W) -> LogValue { .word(value.rawValue) }
+    public static func of<W: LogWord>(_ value: W) -> LogValue { .word(FixedWord(trusted: value.rawValue)) }
+    /// A failure's category (itself made from a literal when the `JobError` was built).
+    public static func category(_ error: JobError) -> LogValue { .word(FixedWord(trusted: error.category)) }
 }
 
 /// An enum whose raw values are fixed words, fit for logs (outcomes, categories, reasons).
 public protocol LogWord: RawRepresentable where RawValue == String {}
+
+/// A word fixed in the source. Its only public initializer takes a `StaticString`, so a runtime string (an
+/// identifier, a secret) cannot become one; the runner's own fixed names use the internal `trusted` initializer.
+public struct FixedWord: Sendable, Equatable {
+    public let text: String
+    public init(_ literal: StaticString) { text = "\(literal)" }
+    init(trusted text: String) { self.text = text }
+}

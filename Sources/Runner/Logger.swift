@@ -72,7 +72,7 @@ public final class Logger: @unchecked Sendable {
         case .integer(let v): return String(v)
         case .double(let v): return String(format: "%.3f", v)
         case .bool(let v): return v ? "true" : "false"
-        case .word(let w): return logfmtValue(w)
+        case .word(let w): return logfmtValue(w.text)
         }
     }
 
@@ -86,7 +86,7 @@ public final class Logger: @unchecked Sendable {
         case .integer(let v): return String(v)
         case .double(let v): return v.isFinite ? String(format: "%.3f", v) : "null"
         case .bool(let v): return v ? "true" : "false"
-        case .word(let w): return JSON.quote(w)
+        case .word(let w): return JSON.quote(w.text)
         }
     }
 }

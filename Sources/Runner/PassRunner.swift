@@ -32,7 +32,7 @@ public struct PassRunner {
             return pass(job, database: database, arguments: arguments, logger: logger).exitCode
         } catch {
             let failure = StoreFailure.jobError(for: error)
-            logger.error("pass.failed", ["category": .word(failure.category), "exit_code": .int(failure.exitCode.rawValue)])
+            logger.error("pass.failed", ["category": .category(failure), "exit_code": .int(failure.exitCode.rawValue)])
             emit(job: job.name, result: JobResult(outcome: .failed), error: failure, exitCode: failure.exitCode, startedAt: Date(), durationMilliseconds: 0, dryRun: false)
             return failure.exitCode
         }
@@ -79,7 +79,7 @@ public struct PassRunner {
                 }
             } catch {
                 let failure = StoreFailure.jobError(for: error)
-                logger.error("pass.failed", ["category": .word(failure.category), "exit_code": .int(failure.exitCode.rawValue)])
+                logger.error("pass.failed", ["category": .category(failure), "exit_code": .int(failure.exitCode.rawValue)])
                 emit(job: job.name, result: JobResult(outcome: .failed), error: failure, exitCode: failure.exitCode, startedAt: started, durationMilliseconds: elapsed(since: started), dryRun: dryRun)
                 return Report(result: JobResult(outcome: .failed), exitCode: failure.exitCode, error: failure, startedAt: started, durationMilliseconds: elapsed(since: started))
             }
@@ -118,13 +118,13 @@ public struct PassRunner {
                     try lease.release()
                 }
             } catch {
-                logger.error("ledger.write_failed", ["category": .word(StoreFailure.jobError(for: error).category)])
+                logger.error("ledger.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
             }
             finishMetrics(job: job.name, database: database, started: started, exitCode: exitCode, counts: result.counts, logger: logger)
         }
 
         if let failure {
-            logger.error("pass.failed", ["category": .word(failure.category), "exit_code": .int(failure.exitCode.rawValue), "duration_ms": .int(duration)])
+            logger.error("pass.failed", ["category": .category(failure), "exit_code": .int(failure.exitCode.rawValue), "duration_ms": .int(duration)])
         } else {
             logger.log(.info, result.outcome == .skipped ? "pass.skipped" : "pass.completed", counts: result.counts)
         }

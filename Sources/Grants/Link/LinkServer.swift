@@ -44,7 +44,7 @@ struct LinkServer {
         if let failure = error as? LinkFailure {
             context.logger.warn("link-closed", ["stage": .literal(stage), "category": .of(failure)])
         } else if let failure = error as? JobError {
-            context.logger.error("link-failed", ["stage": .literal(stage), "category": .word(failure.category)])
+            context.logger.error("link-failed", ["stage": .literal(stage), "category": .category(failure)])
         } else {
             context.logger.error("link-failed", ["stage": .literal(stage), "category": "internal"])
         }
@@ -84,7 +84,7 @@ struct LinkServer {
         case .stored, .duplicate: result = "pending"
         case .refused(let refusal):
             result = "refused"
-            context.logger.info("offer-refused", ["reason": .word(refusal.rawValue)])
+            context.logger.info("offer-refused", ["reason": .of(refusal)])
         }
         try connection.send(["type": "offer-result", "result": .string(result), "decisions": LinkWire.decisions(decisions)])
         try incoming.markReported(decisions, from: connection.remote, now: now)
@@ -157,3 +157,6 @@ extension LinkProtocolName {
         }
     }
 }
+
+/// Offer refusals are fixed words, fit for the link log.
+extension OfferLimits.Refusal: LogWord {}

@@ -4,8 +4,9 @@ public struct DoctorCheck: Sendable {
     public let name: String
     public let run: @Sendable (DoctorSession) -> DoctorOutcome
 
-    public init(name: String, run: @escaping @Sendable (DoctorSession) -> DoctorOutcome) {
-        self.name = name
+    /// `name` is a literal: it goes to the log as a fixed word.
+    public init(name: StaticString, run: @escaping @Sendable (DoctorSession) -> DoctorOutcome) {
+        self.name = "\(name)"
         self.run = run
     }
 }
@@ -20,8 +21,8 @@ public struct DoctorGroup: Sendable {
     public let notConfigured: @Sendable (JobContext) -> String?
     public let checks: [DoctorCheck]
 
-    public init(name: String, options: [OptionSpec] = [], notConfigured: @escaping @Sendable (JobContext) -> String? = { _ in nil }, checks: [DoctorCheck]) {
-        self.name = name
+    public init(name: StaticString, options: [OptionSpec] = [], notConfigured: @escaping @Sendable (JobContext) -> String? = { _ in nil }, checks: [DoctorCheck]) {
+        self.name = "\(name)"
         self.options = options
         self.notConfigured = notConfigured
         self.checks = checks

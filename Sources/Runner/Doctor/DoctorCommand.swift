@@ -24,7 +24,7 @@ struct DoctorCommand: Command {
             }
         }
         for row in rows {
-            context.logger.info("doctor.check", ["check": .word(row.name), "status": .word(row.outcome.word)])
+            context.logger.info("doctor.check", ["check": .word(FixedWord(trusted: row.name)), "status": .word(FixedWord(trusted: row.outcome.word))])
         }
         if context.jsonOutput {
             context.printJSON(["ok": .bool(!rows.contains { $0.outcome.isFailure }),
