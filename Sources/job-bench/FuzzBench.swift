@@ -23,13 +23,9 @@ enum FuzzBench {
         while let option = rest.popFirst() {
             switch option {
             case "--inputs":
-                guard let value = rest.popFirst(), let n = Int(value), (1...100_000_000).contains(n) else {
-                    throw BenchUsageError(message: "--inputs needs a whole number from 1 to 100000000")
-                }
-                inputs = n
+                inputs = try BenchOption.integer(&rest, "--inputs", in: 1...100_000_000)
             case "--seed":
-                guard let value = rest.popFirst(), let n = UInt64(value) else { throw BenchUsageError(message: "--seed needs a whole number") }
-                seed = n
+                seed = try BenchOption.seed(&rest)
             case "--only":
                 guard let value = rest.popFirst() else { throw BenchUsageError(message: "--only needs a word of a decoder name, or mesh") }
                 only = value

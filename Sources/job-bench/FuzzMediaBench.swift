@@ -17,13 +17,9 @@ enum FuzzMediaBench {
         while let option = rest.popFirst() {
             switch option {
             case "--inputs":
-                guard let value = rest.popFirst(), let n = Int(value), (1...100_000_000).contains(n) else {
-                    throw BenchUsageError(message: "--inputs needs a whole number from 1 to 100000000")
-                }
-                iterations = n
+                iterations = try BenchOption.integer(&rest, "--inputs", in: 1...100_000_000)
             case "--seed":
-                guard let value = rest.popFirst(), let n = UInt64(value) else { throw BenchUsageError(message: "--seed needs a whole number") }
-                seed = n
+                seed = try BenchOption.seed(&rest)
             case "--dump":
                 guard let value = rest.popFirst(), let n = Int(value), n >= 0 else { throw BenchUsageError(message: "--dump needs an input index") }
                 dump = n

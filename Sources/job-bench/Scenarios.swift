@@ -17,3 +17,20 @@ let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
 struct BenchUsageError: Error {
     let message: String
 }
+
+/// Reads the value after a scenario option, with the checks every scenario wants.
+enum BenchOption {
+    /// A whole number in `range` following `option`.
+    static func integer(_ rest: inout ArraySlice<String>, _ option: String, in range: ClosedRange<Int>) throws -> Int {
+        guard let value = rest.popFirst(), let n = Int(value), range.contains(n) else {
+            throw BenchUsageError(message: "\(option) needs a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return n
+    }
+
+    /// A PRNG seed following `--seed`.
+    static func seed(_ rest: inout ArraySlice<String>) throws -> UInt64 {
+        guard let value = rest.popFirst(), let n = UInt64(value) else { throw BenchUsageError(message: "--seed needs a whole number") }
+        return n
+    }
+}
