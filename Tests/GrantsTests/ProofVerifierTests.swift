@@ -2,7 +2,7 @@ import Cryptography
 @testable import Grants
 import Testing
 
-/// The ordered checks: blocked → unknown → revoked → expired → wrong endpoint → MAC, and what each answers.
+/// The ordered checks: blocked → unknown → wrong endpoint → revoked → expired → MAC, and what each answers.
 @Suite struct ProofVerifierTests {
     let issuer = try! randomEndpoint()
     let holder = try! randomEndpoint()
@@ -32,11 +32,16 @@ import Testing
         #expect(judge(blocked: true, record(reason: "revoked", expiresAt: 1), remote: stranger, proof: [1]) == .blocked)
         #expect(judge(blocked: true, nil) == .blocked)
         #expect(judge(nil) == .unknown)
-        #expect(judge(record(reason: "revoked", expiresAt: 1), remote: stranger, proof: [1]) == .revoked)
-        #expect(judge(record(reason: "expired"), remote: stranger) == .expired)
-        #expect(judge(record(expiresAt: 1), remote: stranger, proof: [1]) == .expired)
-        #expect(judge(record(expiresAt: now)) == .expired, "the deadline itself is already lapsed")
+        // A stranger holding a revoked, expired or live grant's id: wrong endpoint first, so it never learns `revoked`.
+        #expect(judge(record(reason: "revoked", expiresAt: 1), remote: stranger, proof: [1]) == .wrongEndpoint)
+        #expect(judge(record(reason: "expired"), remote: stranger) == .wrongEndpoint)
+        #expect(judge(record(expiresAt: 1), remote: stranger, proof: [1]) == .wrongEndpoint)
         #expect(judge(record(), remote: stranger, proof: [1]) == .wrongEndpoint)
+        // The holder itself: revoked before expired before the MAC.
+        #expect(judge(record(reason: "revoked", expiresAt: 1), proof: [1]) == .revoked)
+        #expect(judge(record(reason: "expired"), proof: [1]) == .expired)
+        #expect(judge(record(expiresAt: 1), proof: [1]) == .expired)
+        #expect(judge(record(expiresAt: now)) == .expired, "the deadline itself is already lapsed")
         #expect(judge(record(), proof: [UInt8](repeating: 0, count: 32)) == .badProof)
     }
 

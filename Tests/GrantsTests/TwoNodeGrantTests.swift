@@ -30,6 +30,7 @@ import TestSupport
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
         try pair(issuer: alice, holder: bob, label: "alice")
+        try pair(issuer: bob, holder: alice, label: "bob", address: "127.0.0.1:1")
         // Bob runs no server: the revoke notice cannot arrive, and correctness does not depend on it.
         let revoked = try alice.json(["grants", "revoke", "--peer", bob.endpointHex])
         #expect(revoked["revoked"] as? Int == 1 && revoked["peer_notified"] as? Bool == false)
@@ -45,6 +46,25 @@ import TestSupport
         #expect(try bob.ok(["contacts", "list"]).contains("removed by the other device"))
         let send = try bob.run(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "t"), "--files", "1", "--bytes", "1"])
         #expect(send.exitCode == 65 && send.stderr.contains("no grant held"))
+    }
+
+    @Test func aStrangerPresentingARevokedGrantsIDGetsLapsedAndOnlyTheHolderHearsRevoked() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode(), mallory = LinkTestNode()
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        _ = try alice.json(["grants", "revoke", "--peer", bob.endpointHex])
+        // Mallory learnt Bob's grant id and secret; she proves over her own authenticated key.
+        let grant = try heldGrant(bob)
+        let stranger = try rawAnswer(from: alice, as: try mallory.identity(), grantID: grant.grantID, secret: grant.secret)
+        #expect(String(decoding: stranger.frame, as: UTF8.self) == #"{"type":"answer","answer":"lapsed"}"#)
+        // Even proving as Bob (a MAC over Bob's endpoint) from Mallory's key: still only `lapsed`.
+        let spoofed = try rawAnswer(from: alice, as: try mallory.identity(), grantID: grant.grantID, secret: grant.secret, proveAs: bob.endpoint)
+        #expect(String(decoding: spoofed.frame, as: UTF8.self) == #"{"type":"answer","answer":"lapsed"}"#)
+        let unknown = try rawAnswer(from: alice, as: try mallory.identity(), grantID: try SecureRandom.bytes(count: 16), secret: grant.secret)
+        #expect(stranger.frame == unknown.frame, "byte-identical to an unknown grant id")
+        let holder = try rawAnswer(from: alice, as: try bob.identity(), grantID: grant.grantID, secret: grant.secret)
+        #expect(String(decoding: holder.frame, as: UTF8.self) == #"{"type":"answer","answer":"revoked"}"#)
     }
 
     @Test func aRevokeNoticeReachesAReachablePeerAndTheSweepDropsTheEntry() throws {

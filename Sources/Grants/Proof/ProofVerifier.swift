@@ -22,8 +22,10 @@ public struct IssuedGrantRecord: Sendable {
     }
 }
 
-/// Judges a grant proof, purely: the checks run in the fixed order blocked → unknown → revoked → expired →
-/// wrong endpoint → MAC (reference `grants.md`), and the MAC is compared in constant time.
+/// Judges a grant proof, purely: the checks run in the fixed order blocked → unknown → wrong endpoint → revoked →
+/// expired → MAC (reference `grants.md`), and the MAC is compared in constant time. The endpoint check comes before
+/// `revoked`, so only the grant's own holder (authenticated by the transport) ever learns that it was revoked; a
+/// stranger who learnt a grant id gets `lapsed`.
 public enum ProofVerifier {
     /// A stand-in key, so refusals before the MAC step still spend one HMAC and answer in about the same time.
     private static let decoyKey = SecretBytes([UInt8](repeating: 0x5a, count: 32))
@@ -38,10 +40,10 @@ public enum ProofVerifier {
         let refusal: ProofRefusal?
         if remoteIsBlocked { refusal = .blocked }
         else if let record {
-            if record.revokeReason == "revoked" { refusal = .revoked }
+            if !ConstantTime.equals(record.holder.bytes, remote.bytes) { refusal = .wrongEndpoint }
+            else if record.revokeReason == "revoked" { refusal = .revoked }
             else if record.revokeReason != nil { refusal = .expired }
             else if let deadline = record.expiresAt, deadline <= now { refusal = .expired }
-            else if !ConstantTime.equals(record.holder.bytes, remote.bytes) { refusal = .wrongEndpoint }
             else {
                 let valid = GrantProof.isValid(proof, secret: record.secret, challenge: challenge, issuer: issuer, holder: remote)
                 return valid ? nil : .badProof
