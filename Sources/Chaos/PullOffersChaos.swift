@@ -9,8 +9,10 @@ import Store
 /// offer must reach Bob exactly once in effect: one incoming-offer row and one notification row per offer,
 /// every offer of Alice's marked delivered, no offer Bob was not sent.
 ///
-/// The model is the list of offer ids seeded on Alice's side. Each rerun runs 5 min 1 s later on the pass
-/// clock (a pull from a contact is rate-limited to one per 5 minutes).
+/// The model is the list of offer ids seeded on Alice's side. Pulled offers meet Bob's receiver limits like live
+/// ones, so Bob's limits are raised to their maximum and each rerun runs one hour and one second later on the
+/// pass clock (past the 5-minute pull interval and the offers-per-hour window). Beyond 10,000 held offers
+/// (`--rows` above 100,000) the pending limit would refuse the rest, and the scenario would not settle.
 public final class PullOffersChaos: ChaosScenario {
     public let job = "pull-offers"
     let alice: ChaosStore
@@ -61,6 +63,8 @@ public final class PullOffersChaos: ChaosScenario {
         _ = try run(bob.template, ["grants", "accept", "--label", "alice", "--addr", "127.0.0.1:1"], stdin: forBob)
         let forAlice = try run(bob.template, ["grants", "issue", "--to", a])
         _ = try run(alice.template, ["grants", "accept", "--label", "bob", "--addr", "127.0.0.1:1"], stdin: forAlice)
+        _ = try run(bob.template, ["settings", "set", "limits.max-pending-offers", "10000"])
+        _ = try run(bob.template, ["settings", "set", "limits.offers-per-hour", "1000"])
 
         let db = try Database(path: alice.template)
         let vault = Vault(keyring: try StoreKeyring(storeKey: try alice.templateKey()))
@@ -115,7 +119,7 @@ public final class PullOffersChaos: ChaosScenario {
 
     public func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
         defer { passes += 1 }
-        return ["--store", bob.store, "--now", "@\(now0 + Int64(passes) * 301)", "--json", "pull-offers", "--check-now"]
+        return ["--store", bob.store, "--now", "@\(now0 + Int64(passes) * 3601)", "--json", "pull-offers", "--check-now"]
     }
 
     public func isSettled(counts: [String: Int]) -> Bool {

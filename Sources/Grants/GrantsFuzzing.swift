@@ -34,7 +34,7 @@ public enum GrantsFuzzing {
             switch message.type {
             case "offer": _ = try OfferPayload(message)
             case "pull", "offer-result": _ = try LinkWire.parseDecisions(message)
-            case "ack": _ = try message.strings("offer_ids", maxCount: LinkWire.offersPerFrame, maxBytes: 32)
+            case "ack": _ = try LinkWire.parseAck(message)
             case "revoke": _ = try message.strings("grant_ids", maxCount: LinkWire.maxRevokedGrants, maxBytes: 32)
             case "proof":
                 _ = try message.hex("grant_id", count: GrantProof.grantIDCount)
@@ -55,6 +55,7 @@ public enum GrantsFuzzing {
             frame(#"{"type":"offer","offer_id":"\#(id16)","ticket":"syncthing://ticket/abc","sender_name":"Ann","file_count":3,"total_bytes":1024}"#),
             frame(#"{"type":"pull","decisions":[{"offer_id":"\#(id16)","decision":"accepted"},{"offer_id":"\#(id16)","decision":"declined"}]}"#),
             frame(#"{"type":"ack","offer_ids":["\#(id16)"]}"#),
+            frame(#"{"type":"ack","offer_ids":["\#(id16)"],"refused":["\#(String(repeating: "cd", count: 16))"]}"#),
             frame(#"{"type":"revoke","grant_ids":["\#(id16)","\#(id16)"]}"#),
             frame(#"{"type":"proof","grant_id":"\#(String(repeating: "01", count: GrantProof.grantIDCount))","proof":"\#(String(repeating: "02", count: 32))"}"#),
             frame(#"{"type":"challenge","challenge":"\#(String(repeating: "03", count: GrantProof.challengeCount))"}"#),

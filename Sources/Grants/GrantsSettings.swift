@@ -27,4 +27,11 @@ enum GrantsSettings {
         .integer(declineCooldownMinutes, default: 60, in: 1...100_000, "minutes a contact's offers are refused after repeated declines"),
         .integer(connectTimeout, default: 5, in: 1...60, "seconds to wait when dialing a contact before giving up"),
     ]
+
+    /// The receiver's offer limits as currently set; live and pulled offers are held to the same ones.
+    static func offerLimits(_ settings: Settings) throws -> OfferLimits {
+        OfferLimits(maxPending: try settings.int(maxPendingOffers), perHour: try settings.int(offersPerHour),
+                    cooldownAfter: try settings.int(declineCooldownAfter),
+                    cooldownMilliseconds: Int64(try settings.int(declineCooldownMinutes)) * 60_000)
+    }
 }

@@ -113,6 +113,7 @@ import TestSupport
     @Test func serveLinkAnswersOneConnectionOnStdinAsUnderSocketActivation() throws {
         let alice = LinkTestNode(), bob = LinkTestNode()
         try pair(issuer: alice, holder: bob, label: "alice", address: "127.0.0.1:1")
+        try pair(issuer: bob, holder: alice, label: "bob", address: "127.0.0.1:1")
         _ = try alice.identity()
         let (listener, port) = try Socket.listen(try LinkAddress.parseListen("127.0.0.1:0"))
         defer { close(listener) }

@@ -15,28 +15,54 @@ import Testing
 
     let limits = OfferLimits(maxPending: 3, perHour: 2, cooldownAfter: 2, cooldownMilliseconds: 3_600_000)
 
+    /// A sender that may offer to `node`: a fresh endpoint holding an active grant the node issued.
+    func grantedSender(_ node: TestNode) throws -> EndpointID {
+        let sender = try randomEndpoint()
+        try node.node.issued.issue(to: sender, issuer: node.endpoint, lifetime: .days30, now: t0)
+        return sender
+    }
+
     @Test func theSameOfferDeliveredTwiceIsStoredAndNotifiedOnce() throws {
         let bob = try TestNode()
         let incoming = IncomingOffers(database: bob.database, vault: bob.vault)
-        let alice = try randomEndpoint()
+        let alice = try grantedSender(bob)
         let first = try offer()
         guard case .stored = try incoming.receive(first, from: alice, limits: nil, now: t0) else { Issue.record("not stored"); return }
         #expect(try incoming.receive(first, from: alice, limits: nil, now: t0 + 1) == .duplicate)
         #expect(try bob.database.scalar("SELECT count(*) FROM incoming_offers") == 1)
         #expect(try bob.database.scalar("SELECT count(*) FROM notifications") == 1)
         // The same id from another sender is another offer: one sender cannot shadow another's.
-        guard case .stored = try incoming.receive(first, from: try randomEndpoint(), limits: nil, now: t0) else { Issue.record("not stored"); return }
+        guard case .stored = try incoming.receive(first, from: try grantedSender(bob), limits: nil, now: t0) else { Issue.record("not stored"); return }
     }
 
     @Test func theReceiverRefusesBeyondThePerEndpointRateAndThePendingLimit() throws {
         let bob = try TestNode()
         let incoming = IncomingOffers(database: bob.database, vault: bob.vault)
-        let alice = try randomEndpoint(), carol = try randomEndpoint()
+        let alice = try grantedSender(bob), carol = try grantedSender(bob)
         for _ in 0..<2 { guard case .stored = try incoming.receive(try offer(), from: alice, limits: limits, now: t0) else { Issue.record("refused"); return } }
         #expect(try incoming.receive(try offer(), from: alice, limits: limits, now: t0 + 60_000) == .refused(.rateLimit))
         guard case .stored = try incoming.receive(try offer(), from: carol, limits: limits, now: t0) else { Issue.record("refused"); return }
         #expect(try incoming.receive(try offer(), from: carol, limits: limits, now: t0) == .refused(.pendingLimit), "3 pending in all")
         #expect(try bob.database.scalar("SELECT count(*) FROM incoming_offers") == 3)
+    }
+
+    @Test func anOfferIsTakenInOnlyFromASenderHoldingAnActiveGrantAndNotBlocked() throws {
+        let bob = try TestNode()
+        let incoming = IncomingOffers(database: bob.database, vault: bob.vault)
+        #expect(try incoming.receive(try offer(), from: try randomEndpoint(), limits: nil, now: t0) == .refused(.notGranted), "a stranger")
+        let revoked = try grantedSender(bob)
+        try bob.node.issued.revoke(peer: revoked, now: t0)
+        #expect(try incoming.receive(try offer(), from: revoked, limits: nil, now: t0) == .refused(.notGranted), "revoked")
+        let lapsed = try grantedSender(bob)
+        #expect(try incoming.receive(try offer(), from: lapsed, limits: nil, now: t0 + 31 * TestNode.dayMs) == .refused(.notGranted), "idle-expired")
+        let blocked = try grantedSender(bob)
+        let known = try offer()
+        guard case .stored = try incoming.receive(known, from: blocked, limits: nil, now: t0) else { Issue.record("not stored"); return }
+        try bob.node.blocks.block(blocked, now: t0)
+        #expect(try incoming.receive(try offer(), from: blocked, limits: limits, now: t0) == .refused(.notGranted), "blocked")
+        #expect(try incoming.receive(known, from: blocked, limits: nil, now: t0) == .refused(.notGranted), "even a re-delivery")
+        #expect(try bob.database.scalar("SELECT count(*) FROM incoming_offers") == 1)
+        #expect(try bob.database.scalar("SELECT count(*) FROM notifications") == 1)
     }
 
     @Test func repeatedDeclinesStartACooldownThatEnds() {

@@ -8,6 +8,8 @@ import TestSupport
     @Test func maxConnectionsAndIdleExitEndTheListener() throws {
         let alice = LinkTestNode(), bob = LinkTestNode()
         try pair(issuer: alice, holder: bob, label: "alice", address: "127.0.0.1:1")
+        // Bob dials only a contact that could deliver offers to him: one holding a grant he issued.
+        try pair(issuer: bob, holder: alice, label: "bob", address: "127.0.0.1:1")
         let server = try JobProcess.start(["--store", alice.store, "serve-link", "--listen", "127.0.0.1:0", "--max-connections", "1"],
                                           environment: alice.environment)
         var port: String?

@@ -86,6 +86,7 @@ import TestSupport
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
         try pair(issuer: alice, holder: bob, label: "alice")
+        try pair(issuer: bob, holder: alice, label: "bob", address: "127.0.0.1:1")
         let now = Int(Date().timeIntervalSince1970)
         try bob.database().execute("UPDATE contacts SET last_pull_at = ?", [Int64(now + 86_400) * 1000])
         let first = try bob.json(["pull-offers", "--check-now"], now: "@\(now)")

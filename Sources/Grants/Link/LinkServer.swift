@@ -68,10 +68,7 @@ struct LinkServer {
         let message = try connection.receive()
         try message.expect("offer")
         let offer = try OfferPayload(message)
-        let settings = context.settings
-        let limits = OfferLimits(maxPending: try settings.int(GrantsSettings.maxPendingOffers), perHour: try settings.int(GrantsSettings.offersPerHour),
-                                 cooldownAfter: try settings.int(GrantsSettings.declineCooldownAfter),
-                                 cooldownMilliseconds: Int64(try settings.int(GrantsSettings.declineCooldownMinutes)) * 60_000)
+        let limits = try GrantsSettings.offerLimits(context.settings)
         let now = context.nowMilliseconds
         let receipt = try incoming.receive(offer, from: connection.remote, limits: limits, now: now)
         if case .stored = receipt, let name = offer.senderName, let contact = try node.contacts.find(connection.remote) {
@@ -95,7 +92,8 @@ struct LinkServer {
     }
 
     /// `/vnidrop/pull/1`: applies the receiver's decisions, then hands over held offers in frames of up to five,
-    /// marking each delivered only once acknowledged; an empty `offers` frame ends the exchange.
+    /// each offer once per connection, marking each delivered only once the puller took it in; an offer the puller
+    /// refused (its limits, or this node may not offer to it) stays held. An empty `offers` frame ends the exchange.
     private func servePull(_ connection: LinkConnection) throws {
         guard try admit(connection) else { return }
         let message = try connection.receive()
@@ -110,18 +108,23 @@ struct LinkServer {
             return
         }
         for decision in decisions where try outgoing.apply(decision, contactID: contact.id, now: context.nowMilliseconds) { applied += 1 }
+        var refused = 0
+        var cursor: Int64 = 0
         while true {
-            let batch = try outgoing.held(contactID: contact.id, limit: LinkWire.offersPerFrame)
-            try connection.send(["type": "offers", "offers": .array(batch.map(\.json))])
-            if batch.isEmpty { break }
-            let ack = try connection.receive()
-            try ack.expect("ack")
-            let acknowledged = Set(try ack.strings("offer_ids", maxCount: LinkWire.offersPerFrame, maxBytes: 32))
-            let ids = batch.map(\.offerID).filter { acknowledged.contains($0) }
-            guard ids.count == batch.count else { throw LinkFailure.outOfOrder }
-            delivered += try outgoing.markDelivered(ids, contactID: contact.id, now: context.nowMilliseconds)
+            let batch = try outgoing.held(contactID: contact.id, after: cursor, limit: LinkWire.offersPerFrame)
+            try connection.send(["type": "offers", "offers": .array(batch.map(\.offer.json))])
+            guard let last = batch.last else { break }
+            cursor = last.rowID
+            let reply = try connection.receive()
+            try reply.expect("ack")
+            let ack = try LinkWire.parseAck(reply)
+            // Every offer of the frame exactly once, taken or refused.
+            let sent = batch.map(\.offer.offerID)
+            guard ack.taken.count + ack.refused.count == sent.count, Set(ack.taken + ack.refused) == Set(sent) else { throw LinkFailure.outOfOrder }
+            delivered += try outgoing.markDelivered(ack.taken, contactID: contact.id, now: context.nowMilliseconds)
+            refused += ack.refused.count
         }
-        context.logger.info("pull-served", ["delivered": .int(delivered), "decisions": .int(applied)])
+        context.logger.info("pull-served", ["delivered": .int(delivered), "refused": .int(refused), "decisions": .int(applied)])
     }
 
     /// `/vnidrop/revoke/1`: the peer says it revoked grants it issued to this node. Only grants held from that very

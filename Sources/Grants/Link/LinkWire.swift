@@ -5,7 +5,8 @@ import Runner
 ///
 /// Order on every protocol: the server sends `challenge`; the client sends `proof` (revoke: `revoke` instead);
 /// the server sends `answer`. Then `/vnidrop/offer/1`: `offer` → `offer-result`; `/vnidrop/pull/1`: `pull` →
-/// (`offers` → `ack`)… until an empty `offers`; `/vnidrop/revoke/1`: `revoke` → `done`.
+/// (`offers` → `ack`)… until an empty `offers`, where each `ack` names every offer of its frame once, as taken
+/// (`offer_ids`) or refused (`refused`: the sender keeps holding it); `/vnidrop/revoke/1`: `revoke` → `done`.
 public enum LinkWire {
     public static let maxTicketBytes = 8192
     public static let maxNameBytes = 100
@@ -13,6 +14,8 @@ public enum LinkWire {
     public static let offersPerFrame = 5
     public static let maxDecisions = 100
     public static let maxRevokedGrants = 100
+    /// Most offers a puller reads in one pull; a sender streaming more is cut off there.
+    public static let maxOffersPerPull = 1000
 
     public static func challenge(_ bytes: [UInt8]) -> JSON { ["type": "challenge", "challenge": .string(Hex.encode(bytes))] }
 
@@ -33,6 +36,27 @@ public enum LinkWire {
             let id = Hex.encode(try item.hex("offer_id", count: 16))
             guard let decision = OfferDecision.Kind(rawValue: try item.string("decision", maxBytes: 16)) else { throw LinkFailure.malformed }
             return OfferDecision(offerID: id, decision: decision)
+        }
+    }
+
+    /// The puller's answer to one `offers` frame: which offers it took in (stored, or already known) and which it
+    /// refused (the sender keeps holding those).
+    public static func ack(taken: [String], refused: [String]) -> JSON {
+        ["type": "ack", "offer_ids": .array(taken.map { .string($0) }), "refused": .array(refused.map { .string($0) })]
+    }
+
+    /// Parses an `ack` (an `ack` without `refused` refuses nothing).
+    public static func parseAck(_ message: LinkMessage) throws -> (taken: [String], refused: [String]) {
+        let taken = try offerIDs(message, "offer_ids", maxCount: offersPerFrame)
+        let refused = message.fields["refused"] == nil ? [] : try offerIDs(message, "refused", maxCount: offersPerFrame)
+        return (taken, refused)
+    }
+
+    /// An array of offer ids, each 32 lowercase hex digits.
+    static func offerIDs(_ message: LinkMessage, _ key: String, maxCount: Int) throws -> [String] {
+        try message.strings(key, maxCount: maxCount, maxBytes: 32).map { text in
+            guard text.utf8.count == 32, text == text.lowercased(), (try? Hex.decode(text)) != nil else { throw LinkFailure.malformed }
+            return text
         }
     }
 }

@@ -21,9 +21,18 @@ public struct IncomingOffers {
         case refused(OfferLimits.Refusal)
     }
 
-    /// Stores `offer` from `sender` as pending unless a limit refuses it (limits do not apply to a re-delivery).
+    /// Whether `sender` could deliver an offer live at `now`: it is not blocked and holds an active grant issued by
+    /// this node. No offer is taken in from anyone else, whichever side opened the connection.
+    public func senderMayDeliver(_ sender: EndpointID, now: Int64) throws -> Bool {
+        guard try !BlockList(database: database, vault: vault).contains(sender) else { return false }
+        return try IssuedGrants(database: database, vault: vault).hasActive(peer: sender, now: now)
+    }
+
+    /// Stores `offer` from `sender` as pending unless the sender may not deliver (`notGranted`) or a limit refuses it
+    /// (limits do not apply to a re-delivery of an offer already stored). The same rule serves live and pulled offers.
     public func receive(_ offer: OfferPayload, from sender: EndpointID, limits: OfferLimits?, now: Int64) throws -> Receipt {
         try database.writeIfNeeded { db in
+            guard try senderMayDeliver(sender, now: now) else { return .refused(.notGranted) }
             let senderIndex = vault.index(sender)
             let known: Int = try db.scalar("SELECT count(*) FROM incoming_offers WHERE from_endpoint_index = ? AND offer_id = ?", [senderIndex, offer.offerID]) ?? 0
             if known > 0 { return .duplicate }
@@ -31,8 +40,9 @@ public struct IncomingOffers {
                 let pending: Int = try db.scalar("SELECT count(*) FROM incoming_offers WHERE state = 'pending'") ?? 0
                 let lastHour: Int = try db.scalar("SELECT count(*) FROM incoming_offers WHERE from_endpoint_index = ? AND received_at > ?",
                                                   [senderIndex, now - 3_600_000]) ?? 0
+                // Only this node's own decisions: a sender cancelling its offers cannot break a run of declines.
                 let recent = try db.query("""
-                    SELECT state = 'declined', decided_at FROM incoming_offers WHERE from_endpoint_index = ? AND state != 'pending'
+                    SELECT state = 'declined', decided_at FROM incoming_offers WHERE from_endpoint_index = ? AND state IN ('accepted', 'declined')
                     ORDER BY decided_at DESC LIMIT ?
                     """, [senderIndex, limits.cooldownAfter]).map { (declined: try $0.get(0, as: Bool.self), at: try $0.get(1, as: Int64.self)) }
                 if let refusal = limits.refusal(pending: pending, lastHour: lastHour, recentDecisions: recent, now: now) { return .refused(refusal) }
@@ -52,7 +62,8 @@ public struct IncomingOffers {
     /// Decisions on `sender`'s offers not yet reported to it.
     public func unreportedDecisions(from sender: EndpointID) throws -> [OfferDecision] {
         try database.query("""
-            SELECT offer_id, state FROM incoming_offers WHERE from_endpoint_index = ? AND state != 'pending' AND decision_reported_at IS NULL
+            SELECT offer_id, state FROM incoming_offers
+            WHERE from_endpoint_index = ? AND state IN ('accepted', 'declined') AND decision_reported_at IS NULL
             ORDER BY id LIMIT ?
             """, [vault.index(sender), LinkWire.maxDecisions]).compactMap { row in
             guard let kind = OfferDecision.Kind(rawValue: try row.get(1)) else { return nil }

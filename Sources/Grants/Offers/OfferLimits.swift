@@ -12,8 +12,9 @@ public struct OfferLimits: Sendable {
         self.cooldownMilliseconds = cooldownMilliseconds
     }
 
-    /// Why an offer is refused, as a fixed word for logs.
-    public enum Refusal: String, Sendable { case pendingLimit = "pending-limit", rateLimit = "rate-limit", cooldown }
+    /// Why an offer is refused, as a fixed word for logs. `notGranted`: the sender is blocked or holds no active grant
+    /// from this node (decided by `IncomingOffers`, never by the limits).
+    public enum Refusal: String, Sendable { case pendingLimit = "pending-limit", rateLimit = "rate-limit", cooldown, notGranted = "not-granted" }
 
     /// The refusal for a new offer, or nil to accept it as pending.
     /// - Parameters:

@@ -25,14 +25,14 @@ public struct OutgoingOffers {
         }
     }
 
-    /// Up to `limit` held offers for `contactID`, oldest first, with their tickets.
-    public func held(contactID: Int64, limit: Int) throws -> [OfferPayload] {
+    /// Up to `limit` held offers for `contactID` after row `after`, oldest first, with their row ids and tickets.
+    public func held(contactID: Int64, after: Int64 = 0, limit: Int) throws -> [(rowID: Int64, offer: OfferPayload)] {
         try database.query("""
-            SELECT offer_id, ticket_sealed, sender_name, file_count, total_bytes FROM held_offers
-            WHERE contact_id = ? AND state = 'held' AND ticket_sealed IS NOT NULL ORDER BY id LIMIT ?
-            """, [contactID, limit]).map { row in
-            OfferPayload(offerID: try row.get(0), ticket: String(decoding: try vault.open(try row.get(1), .ticket).copyBytes(), as: UTF8.self),
-                         senderName: try row.get(2), fileCount: try row.get(3), totalBytes: try row.get(4))
+            SELECT id, offer_id, ticket_sealed, sender_name, file_count, total_bytes FROM held_offers
+            WHERE contact_id = ? AND state = 'held' AND ticket_sealed IS NOT NULL AND id > ? ORDER BY id LIMIT ?
+            """, [contactID, after, limit]).map { row in
+            (try row.get(0), OfferPayload(offerID: try row.get(1), ticket: String(decoding: try vault.open(try row.get(2), .ticket).copyBytes(), as: UTF8.self),
+                                          senderName: try row.get(3), fileCount: try row.get(4), totalBytes: try row.get(5)))
         }
     }
 
@@ -96,5 +96,10 @@ public struct OutgoingOffers {
     /// The state of one offer, if it exists.
     public func state(_ offerID: String) throws -> String? {
         try database.scalar("SELECT state FROM held_offers WHERE offer_id = ?", [offerID])
+    }
+
+    /// The contact one offer was made to, if the offer exists.
+    public func contactID(_ offerID: String) throws -> Int64? {
+        try database.scalar("SELECT contact_id FROM held_offers WHERE offer_id = ?", [offerID])
     }
 }

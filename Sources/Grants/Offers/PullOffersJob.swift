@@ -6,6 +6,12 @@ import Runner
 /// most once per 5 minutes (a last-pull time in the future counts as recent and is reset to now), proves the grant,
 /// reports this node's decisions on that contact's earlier offers, stores each collected offer at most once,
 /// acknowledges it, and notifies. `revoked`/`lapsed` answers drop the dead grant; unreachable contacts are skipped quietly.
+///
+/// An offer is taken in only from an endpoint that could deliver it live at that moment: one not blocked that holds
+/// an active grant issued by this node. A blocked contact, or one without such a grant, is never dialled (nothing
+/// could be taken from it, and dialling tells it when and where this node runs). Pulled offers meet the same limits
+/// and decline cooldowns as live ones; each offer over them is refused in the acknowledgement, and its sender keeps
+/// holding it.
 struct PullOffersJob: Job {
     let name = "pull-offers"
     let summary = "collect offers held for this node by its contacts (opt-in; at most once per contact per 5 minutes)"
@@ -25,11 +31,20 @@ struct PullOffersJob: Job {
         let node = try Node(context)
         let incoming = IncomingOffers(database: node.database, vault: node.vault)
         let dialer = LinkDialer(node: node, context: context)
-        var counts: Counts = ["contacts": 0, "collected": 0, "duplicates": 0, "recent": 0, "unreachable": 0, "revoked": 0, "lapsed": 0, "failed": 0]
+        var counts: Counts = ["contacts": 0, "collected": 0, "duplicates": 0, "refused": 0, "recent": 0, "blocked": 0, "no_grant": 0,
+                              "unreachable": 0, "revoked": 0, "lapsed": 0, "failed": 0]
         for contact in try node.contacts.all() {
             try context.checkCancellation()
             let now = context.nowMilliseconds
             guard let grant = try node.held.usable(contactID: contact.id), contact.address != nil else { continue }
+            if try node.blocks.contains(contact.endpoint) {
+                counts.add("blocked")
+                continue
+            }
+            guard try node.issued.hasActive(peer: contact.endpoint, now: now) else {
+                counts.add("no_grant")
+                continue
+            }
             if let last = contact.lastPullAt, last > now - PullOffersJob.interval {
                 if last > now, !context.dryRun {
                     try node.database.write { db in _ = try db.execute("UPDATE contacts SET last_pull_at = ? WHERE id = ?", [now, contact.id]) }
@@ -73,7 +88,14 @@ struct PullOffersJob: Job {
         try connection.send(["type": "pull", "decisions": LinkWire.decisions(decisions)])
         var collected = 0
         var duplicates = 0
+        var refused = 0
+        var seen = 0
         var first = true
+        let limits = try GrantsSettings.offerLimits(context.settings)
+        defer {
+            counts.add("refused", refused)
+            if refused > 0 { context.logger.info("offers-refused", ["delivery": "pull", "count": .int(refused)]) }
+        }
         while true {
             let message = try connection.receive()
             try message.expect("offers")
@@ -83,17 +105,29 @@ struct PullOffersJob: Job {
             }
             let offers = try message.objects("offers", maxCount: LinkWire.offersPerFrame).map(OfferPayload.init)
             if offers.isEmpty { break }
+            seen += offers.count
+            guard seen <= LinkWire.maxOffersPerPull else { throw LinkFailure.oversize }
+            // Each offer is judged as a live one would be: the sender's standing, then the limits. Refused ones are
+            // named in the acknowledgement, so the sender keeps holding them.
+            var taken: [String] = []
+            var refusedIDs: [String] = []
             try node.database.write { _ in
                 for offer in offers {
-                    switch try incoming.receive(offer, from: contact.endpoint, limits: nil, now: context.nowMilliseconds) {
-                    case .stored: collected += 1
-                    case .duplicate: duplicates += 1
-                    case .refused: break
+                    switch try incoming.receive(offer, from: contact.endpoint, limits: limits, now: context.nowMilliseconds) {
+                    case .stored:
+                        collected += 1
+                        taken.append(offer.offerID)
+                        if let name = offer.senderName { try node.contacts.recordClaimedName(name, contactID: contact.id) }
+                    case .duplicate:
+                        duplicates += 1
+                        taken.append(offer.offerID)
+                    case .refused:
+                        refused += 1
+                        refusedIDs.append(offer.offerID)
                     }
-                    if let name = offer.senderName { try node.contacts.recordClaimedName(name, contactID: contact.id) }
                 }
             }
-            try connection.send(["type": "ack", "offer_ids": .array(offers.map { .string($0.offerID) })])
+            try connection.send(LinkWire.ack(taken: taken, refused: refusedIDs))
         }
         return (collected, duplicates)
     }

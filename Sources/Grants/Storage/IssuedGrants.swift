@@ -44,6 +44,14 @@ public struct IssuedGrants {
                                  expiresAt: try row.get(4), revokeReason: try row.get(5))
     }
 
+    /// Whether `peer` holds a live grant from this node at `now`: not tombstoned and its idle deadline not passed.
+    public func hasActive(peer: EndpointID, now: Int64) throws -> Bool {
+        let count: Int = try database.scalar("""
+            SELECT count(*) FROM grants_issued WHERE endpoint_index = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
+            """, [vault.index(peer), now]) ?? 0
+        return count > 0
+    }
+
     /// Renews an accepted grant's idle deadline to `now + its own lifetime` (issuer-side only, seed §3.5).
     public func renew(_ record: IssuedGrantRecord, now: Int64) throws {
         try database.writeIfNeeded { db in
