@@ -2,7 +2,8 @@ import Cryptography
 import Runner
 
 /// Offers this node received (`incoming_offers`): pending until the user accepts or declines; each stored at most
-/// once per sender and offer id, so a second delivery changes nothing.
+/// once per sender and offer id — offer ids are scoped by sender — so a second delivery changes nothing and one
+/// sender can neither shadow nor touch another's offer.
 public struct IncomingOffers {
     let database: Database
     let vault: Vault
@@ -81,13 +82,34 @@ public struct IncomingOffers {
         }
     }
 
-    /// A pending offer by id: its row, sender and ticket. A usage-level error when there is none or it is ambiguous.
-    public func pending(_ offerID: String) throws -> (rowID: Int64, sender: EndpointID, ticket: SecretBytes) {
-        let rows = try database.query("SELECT id, from_endpoint_sealed, ticket_sealed, state FROM incoming_offers WHERE offer_id = ?", [offerID])
-        guard let row = rows.first else { throw JobError.badInput("offer-unknown", "no incoming offer has that id; see 'job offers list'") }
-        guard rows.count == 1 else { throw JobError.badInput("offer-ambiguous", "two senders used that offer id; decline both and ask for a new offer") }
-        guard try row.get(3, as: String.self) == "pending" else { throw JobError.badInput("offer-decided", "that offer was already accepted or declined") }
-        return (try row.get(0), try vault.openEndpoint(try row.get(1)), try vault.open(try row.get(2), .ticket))
+    /// An offer the user can still decide: its row, sender and ticket.
+    public struct Decidable {
+        public let rowID: Int64
+        public let sender: EndpointID
+        public let ticket: SecretBytes
+    }
+
+    /// The pending offer with `offerID` from the sender `from` picks (any sender when nil). A bad-input error when
+    /// there is none, when several senders used that id (name one with `from`), or when it was decided or cancelled.
+    public func decidable(_ offerID: String, from: ((EndpointID) -> Bool)? = nil) throws -> Decidable {
+        let rows = try database.query("SELECT id, from_endpoint_sealed, ticket_sealed, state FROM incoming_offers WHERE offer_id = ? ORDER BY id",
+                                      [offerID])
+        let matching = try rows.map { (row: $0, sender: try vault.openEndpoint(try $0.get(1))) }.filter { from?($0.sender) ?? true }
+        guard let match = matching.first else {
+            throw JobError.badInput("offer-unknown", from == nil || rows.isEmpty
+                ? "no incoming offer has that id; see 'job offers list'"
+                : "no incoming offer from that sender has that id; see 'job offers list'")
+        }
+        guard matching.count == 1 else {
+            throw JobError.badInput("offer-ambiguous",
+                                    "several senders used that offer id; name one with --from LABEL|FINGERPRINT|ENDPOINT (see 'job offers list')")
+        }
+        switch try match.row.get(3, as: String.self) {
+        case "pending": break
+        case "cancelled": throw JobError.badInput("offer-cancelled", "the sender cancelled that offer; its ticket is gone and there is nothing to decide")
+        default: throw JobError.badInput("offer-decided", "that offer was already accepted or declined")
+        }
+        return Decidable(rowID: try match.row.get(0), sender: match.sender, ticket: try vault.open(try match.row.get(2), .ticket))
     }
 
     /// Accepts a pending offer; the decision reaches the sender at the next link contact.

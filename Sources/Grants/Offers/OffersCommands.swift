@@ -51,6 +51,27 @@ enum OfferIDArgument {
     }
 }
 
+/// Reads the `--from` option of `offers accept|decline`: which sender of an offer id is meant, named by a contact
+/// label, the fingerprint `offers list` shows (`ab12-cd34-ef56-7890`) or the endpoint id (64 hex).
+enum OfferSenderArgument {
+    static let option = OptionSpec.value("--from", "SENDER", "the sender, when several used that offer id: label, fingerprint or endpoint id")
+
+    /// A test for the sender `text` names; nil when the option was not given.
+    static func parse(_ text: String?, contacts: Contacts) throws -> ((EndpointID) -> Bool)? {
+        guard let text else { return nil }
+        if text.utf8.count == 64, text.allSatisfy(\.isHexDigit) {
+            let endpoint = try EndpointID(hex: text.lowercased())
+            return { $0 == endpoint }
+        }
+        if text.utf8.count == 19, text.split(separator: "-", omittingEmptySubsequences: false).map(\.count) == [4, 4, 4, 4] {
+            let fingerprint = text.lowercased()
+            return { $0.fingerprint == fingerprint }
+        }
+        let endpoint = try contacts.resolve(text).endpoint
+        return { $0 == endpoint }
+    }
+}
+
 /// `job offers cancel ID`: withdraws an outgoing offer; the share stops and the waiting ticket is deleted.
 struct OffersCancelCommand: Command {
     let path = ["offers", "cancel"]
@@ -70,36 +91,40 @@ struct OffersCancelCommand: Command {
     }
 }
 
-/// `job offers accept ID`: confirms an incoming offer and prints its ticket for the transfer tool.
+/// `job offers accept ID [--from SENDER]`: confirms an incoming offer and prints its ticket for the transfer tool.
 struct OffersAcceptCommand: Command {
     let path = ["offers", "accept"]
     let summary = "accept an incoming offer and print its ticket for the transfer tool"
     let positionals = [PositionalSpec("ID", "the offer id")]
+    let options = [OfferSenderArgument.option]
 
     func run(_ context: JobContext) throws {
         let id = try OfferIDArgument.parse(context.arguments.positional(0)!)
         let node = try Node(context)
         let offers = IncomingOffers(database: node.database, vault: node.vault)
-        let pending = try offers.pending(id)
-        try offers.accept(rowID: pending.rowID, now: context.nowMilliseconds)
+        let offer = try offers.decidable(id, from: try OfferSenderArgument.parse(context.arguments.value("--from"), contacts: node.contacts))
+        try offers.accept(rowID: offer.rowID, now: context.nowMilliseconds)
         context.logger.info("offer-accepted")
-        let ticket = String(decoding: pending.ticket.copyBytes(), as: UTF8.self)
-        if context.jsonOutput { context.printJSON(["offer_id": .string(id), "ticket": .string(ticket)]) } else { context.print(ticket) }
+        let ticket = String(decoding: offer.ticket.copyBytes(), as: UTF8.self)
+        if context.jsonOutput { context.printJSON(["offer_id": .string(id), "ticket": .string(ticket)]) }
+        else { context.print(ticket) }
     }
 }
 
-/// `job offers decline ID`: declines an incoming offer; the sender hears it at the next link contact and stops the share.
+/// `job offers decline ID [--from SENDER]`: declines an incoming offer; the sender hears it at the next link contact
+/// and stops the share.
 struct OffersDeclineCommand: Command {
     let path = ["offers", "decline"]
     let summary = "decline an incoming offer (the sender learns it at the next link contact)"
     let positionals = [PositionalSpec("ID", "the offer id")]
+    let options = [OfferSenderArgument.option]
 
     func run(_ context: JobContext) throws {
         let id = try OfferIDArgument.parse(context.arguments.positional(0)!)
         let node = try Node(context)
         let offers = IncomingOffers(database: node.database, vault: node.vault)
-        let pending = try offers.pending(id)
-        try offers.decline(rowID: pending.rowID, now: context.nowMilliseconds)
+        let offer = try offers.decidable(id, from: try OfferSenderArgument.parse(context.arguments.value("--from"), contacts: node.contacts))
+        try offers.decline(rowID: offer.rowID, now: context.nowMilliseconds)
         context.logger.info("offer-declined")
         if context.jsonOutput { context.printJSON(["offer_id": .string(id), "state": "declined"]) } else { context.print("declined") }
     }
