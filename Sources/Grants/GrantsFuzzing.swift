@@ -5,7 +5,7 @@ import Foundation
 ///
 /// "link frame" reads a frame the way a node does when it arrives over the link: the 4-byte big-endian length
 /// (refused above `LinkConnection.maxFrame`), the JSON body, then the typed reader for its `type` (offer, pull,
-/// ack, revoke, proof, challenge, answer, offer-result, offers). "grant bundle" parses the text a holder pastes
+/// ack, revoke, cancel, proof, challenge, answer, offer-result, offers). "grant bundle" parses the text a holder pastes
 /// into `grants accept`; "link address" and "endpoint id" the peer coordinates a contact carries. Each returns
 /// whether the input was accepted; rejection is normal, a crash or a hang is a finding.
 public enum GrantsFuzzing {
@@ -35,6 +35,7 @@ public enum GrantsFuzzing {
             case "offer": _ = try OfferPayload(message)
             case "pull", "offer-result": _ = try LinkWire.parseDecisions(message)
             case "ack": _ = try LinkWire.parseAck(message)
+            case "cancel": _ = try LinkWire.parseCancel(message)
             case "revoke": _ = try message.strings("grant_ids", maxCount: LinkWire.maxRevokedGrants, maxBytes: 32)
             case "proof":
                 _ = try message.hex("grant_id", count: GrantProof.grantIDCount)
@@ -56,6 +57,7 @@ public enum GrantsFuzzing {
             frame(#"{"type":"pull","decisions":[{"offer_id":"\#(id16)","decision":"accepted"},{"offer_id":"\#(id16)","decision":"declined"}]}"#),
             frame(#"{"type":"ack","offer_ids":["\#(id16)"]}"#),
             frame(#"{"type":"ack","offer_ids":["\#(id16)"],"refused":["\#(String(repeating: "cd", count: 16))"]}"#),
+            frame(#"{"type":"cancel","offer_ids":["\#(id16)"]}"#),
             frame(#"{"type":"revoke","grant_ids":["\#(id16)","\#(id16)"]}"#),
             frame(#"{"type":"proof","grant_id":"\#(String(repeating: "01", count: GrantProof.grantIDCount))","proof":"\#(String(repeating: "02", count: 32))"}"#),
             frame(#"{"type":"challenge","challenge":"\#(String(repeating: "03", count: GrantProof.challengeCount))"}"#),

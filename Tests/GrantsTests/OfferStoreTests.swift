@@ -65,6 +65,27 @@ import Testing
         #expect(try bob.database.scalar("SELECT count(*) FROM notifications") == 1)
     }
 
+    @Test func aSenderCancellingItsOffersCannotBreakARunOfDeclines() throws {
+        let bob = try TestNode()
+        let incoming = IncomingOffers(database: bob.database, vault: bob.vault)
+        let generous = OfferLimits(maxPending: 10, perHour: 10, cooldownAfter: 2, cooldownMilliseconds: 3_600_000)
+        let alice = try grantedSender(bob)
+        var rows: [Int64] = []
+        let offers = try (0..<3).map { _ in try offer() }
+        for sent in offers {
+            guard case .stored(let row) = try incoming.receive(sent, from: alice, limits: generous, now: t0) else { Issue.record("refused"); return }
+            rows.append(row)
+        }
+        try incoming.decline(rowID: rows[0], now: t0 + 1)
+        try incoming.decline(rowID: rows[1], now: t0 + 2)
+        // The sender cancels its third offer after the two declines: not a decision of this node's.
+        #expect(try incoming.cancel([offers[2].offerID], from: alice, now: t0 + 3) == 1)
+        #expect(try incoming.receive(try offer(), from: alice, limits: generous, now: t0 + 4) == .refused(.cooldown))
+        let reported = try incoming.unreportedDecisions(from: alice)
+        #expect(reported.map(\.offerID) == [offers[0].offerID, offers[1].offerID], "a cancellation is not reported back as a decision")
+        #expect(throws: JobError.self) { _ = try incoming.decidable(offers[2].offerID) }
+    }
+
     @Test func repeatedDeclinesStartACooldownThatEnds() {
         let now: Int64 = 10_000_000
         let declined = [(declined: true, at: now - 1000), (declined: true, at: now - 2000)]

@@ -6,6 +6,8 @@ public enum LinkProtocolName: String, Sendable, CaseIterable {
     case pull = "/vnidrop/pull/1"
     /// The issuer's best-effort notice that it revoked a grant.
     case revoke = "/vnidrop/revoke/1"
+    /// The sender's best-effort notice that it cancelled offers it had delivered.
+    case cancel = "/vnidrop/cancel/1"
 
     /// ALPN wire format: each name prefixed by its length.
     var wire: [UInt8] { [UInt8(rawValue.utf8.count)] + Array(rawValue.utf8) }

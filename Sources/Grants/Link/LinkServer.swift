@@ -34,6 +34,7 @@ struct LinkServer {
             case .offer: try serveOffer(connection)
             case .pull: try servePull(connection)
             case .revoke: try serveRevoke(connection)
+            case .cancel: try CancelNotice.answer(connection, incoming: incoming, context: context)
             }
         } catch {
             log(error, stage: "exchange")
@@ -157,6 +158,7 @@ extension LinkProtocolName {
         case .offer: return "offer"
         case .pull: return "pull"
         case .revoke: return "revoke"
+        case .cancel: return "cancel"
         }
     }
 }

@@ -3,10 +3,11 @@ import Runner
 
 /// The link's messages as they go on the wire, and their size limits.
 ///
-/// Order on every protocol: the server sends `challenge`; the client sends `proof` (revoke: `revoke` instead);
+/// Order on every protocol: the server sends `challenge`; the client sends `proof` (revoke and cancel: no proof);
 /// the server sends `answer`. Then `/vnidrop/offer/1`: `offer` → `offer-result`; `/vnidrop/pull/1`: `pull` →
 /// (`offers` → `ack`)… until an empty `offers`, where each `ack` names every offer of its frame once, as taken
-/// (`offer_ids`) or refused (`refused`: the sender keeps holding it); `/vnidrop/revoke/1`: `revoke` → `done`.
+/// (`offer_ids`) or refused (`refused`: the sender keeps holding it); `/vnidrop/revoke/1`: `revoke` → `done`;
+/// `/vnidrop/cancel/1`: `cancel` → `done`.
 public enum LinkWire {
     public static let maxTicketBytes = 8192
     public static let maxNameBytes = 100
@@ -14,6 +15,7 @@ public enum LinkWire {
     public static let offersPerFrame = 5
     public static let maxDecisions = 100
     public static let maxRevokedGrants = 100
+    public static let maxCancelledOffers = 100
     /// Most offers a puller reads in one pull; a sender streaming more is cut off there.
     public static let maxOffersPerPull = 1000
 
@@ -50,6 +52,15 @@ public enum LinkWire {
         let taken = try offerIDs(message, "offer_ids", maxCount: offersPerFrame)
         let refused = message.fields["refused"] == nil ? [] : try offerIDs(message, "refused", maxCount: offersPerFrame)
         return (taken, refused)
+    }
+
+    /// The sender's cancel notice for offers it delivered earlier.
+    public static func cancel(_ offerIDs: [String]) -> JSON {
+        ["type": "cancel", "offer_ids": .array(offerIDs.prefix(maxCancelledOffers).map { .string($0) })]
+    }
+
+    public static func parseCancel(_ message: LinkMessage) throws -> [String] {
+        try offerIDs(message, "offer_ids", maxCount: maxCancelledOffers)
     }
 
     /// An array of offer ids, each 32 lowercase hex digits.

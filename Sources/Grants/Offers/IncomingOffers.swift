@@ -1,9 +1,9 @@
 import Cryptography
 import Runner
 
-/// Offers this node received (`incoming_offers`): pending until the user accepts or declines; each stored at most
-/// once per sender and offer id — offer ids are scoped by sender — so a second delivery changes nothing and one
-/// sender can neither shadow nor touch another's offer.
+/// Offers this node received (`incoming_offers`): pending until the user accepts or declines (or the sender cancels);
+/// each stored at most once per sender and offer id — offer ids are scoped by sender — so a second delivery changes
+/// nothing and one sender can neither shadow nor touch another's offer.
 public struct IncomingOffers {
     let database: Database
     let vault: Vault
@@ -110,6 +110,22 @@ public struct IncomingOffers {
         default: throw JobError.badInput("offer-decided", "that offer was already accepted or declined")
         }
         return Decidable(rowID: try match.row.get(0), sender: match.sender, ticket: try vault.open(try match.row.get(2), .ticket))
+    }
+
+    /// Marks `sender`'s pending offers among `offerIDs` cancelled and deletes their tickets (the sender's cancel
+    /// notice); another sender's offers with the same ids are untouched. Returns how many changed.
+    @discardableResult
+    public func cancel(_ offerIDs: [String], from sender: EndpointID, now: Int64) throws -> Int {
+        try database.writeIfNeeded { db in
+            var changed = 0
+            for id in offerIDs {
+                changed += try db.execute("""
+                    UPDATE incoming_offers SET state = 'cancelled', ticket_sealed = NULL, decided_at = ?1, decision_reported_at = ?1
+                    WHERE from_endpoint_index = ?2 AND offer_id = ?3 AND state = 'pending'
+                    """, [now, vault.index(sender), id])
+            }
+            return changed
+        }
     }
 
     /// Accepts a pending offer; the decision reaches the sender at the next link contact.

@@ -72,22 +72,35 @@ enum OfferSenderArgument {
     }
 }
 
-/// `job offers cancel ID`: withdraws an outgoing offer; the share stops and the waiting ticket is deleted.
+/// `job offers cancel ID`: withdraws an outgoing offer; the share stops and the waiting ticket is deleted. When the
+/// receiver may already hold the offer, it is told best-effort over the link, so the offer stops waiting there.
 struct OffersCancelCommand: Command {
     let path = ["offers", "cancel"]
-    let summary = "withdraw an outgoing offer (a held offer can then never be collected)"
+    let summary = "withdraw an outgoing offer (a held offer can then never be collected; a delivered one is withdrawn on the receiver)"
     let positionals = [PositionalSpec("ID", "the offer id")]
 
     func run(_ context: JobContext) throws {
         let id = try OfferIDArgument.parse(context.arguments.positional(0)!)
         let node = try Node(context)
         let offers = OutgoingOffers(database: node.database, vault: node.vault)
-        guard let state = try offers.state(id) else { throw JobError.badInput("offer-unknown", "no outgoing offer has that id; see 'job offers list'") }
+        guard let state = try offers.state(id), let contactID = try offers.contactID(id) else {
+            throw JobError.badInput("offer-unknown", "no outgoing offer has that id; see 'job offers list'")
+        }
         guard try offers.cancel(id, now: context.nowMilliseconds) else {
             throw JobError.badInput("offer-finished", "that offer is already \(state); nothing to cancel")
         }
-        context.logger.info("offer-cancelled")
-        if context.jsonOutput { context.printJSON(["offer_id": .string(id), "state": "cancelled"]) } else { context.print("cancelled; the share is stopped") }
+        // A held offer may have reached the receiver by a pull whose acknowledgement was lost: tell it too.
+        let notified = try node.contacts.find(id: contactID).map { CancelNotice.send(offerIDs: [id], to: $0, node: node, context: context) } ?? false
+        context.logger.info("offer-cancelled", ["notified": .bool(notified)])
+        if context.jsonOutput {
+            context.printJSON(["offer_id": .string(id), "state": "cancelled", "peer_notified": .bool(notified)])
+        } else if notified {
+            context.print("cancelled; the share is stopped and the contact was told")
+        } else if state == "delivered" {
+            context.print("cancelled; the share is stopped (the contact could not be told now: it may still list the offer, but accepting it will fail)")
+        } else {
+            context.print("cancelled; the share is stopped")
+        }
     }
 }
 

@@ -112,5 +112,47 @@ enum GrantsMigrations {
             ) STRICT;
             CREATE INDEX notifications_by_offer ON notifications (incoming_offer_id);
             """),
+        // An incoming offer its sender cancelled: `cancelled`, its ticket deleted. SQLite cannot widen a CHECK in place,
+        // so the table is rebuilt; `notifications` (which references it, ON DELETE CASCADE) is copied aside and rebuilt
+        // with it so that dropping the old table cascades into nothing.
+        Migration("grants-002-incoming-offer-cancelled", sql: """
+            CREATE TEMP TABLE notifications_copy AS SELECT * FROM notifications;
+            DROP TABLE notifications;
+
+            CREATE TABLE incoming_offers_new (
+                id INTEGER PRIMARY KEY,
+                offer_id TEXT NOT NULL,
+                from_endpoint_index BLOB NOT NULL,
+                from_endpoint_sealed BLOB NOT NULL,
+                ticket_sealed BLOB,
+                sender_name TEXT,
+                file_count INTEGER NOT NULL CHECK (file_count >= 0),
+                total_bytes INTEGER NOT NULL CHECK (total_bytes >= 0),
+                state TEXT NOT NULL CHECK (state IN ('pending', 'accepted', 'declined', 'cancelled')),
+                received_at INTEGER NOT NULL,
+                decided_at INTEGER,
+                decision_reported_at INTEGER,
+                UNIQUE (from_endpoint_index, offer_id),
+                CHECK (state NOT IN ('declined', 'cancelled') OR ticket_sealed IS NULL)
+            ) STRICT;
+            INSERT INTO incoming_offers_new SELECT id, offer_id, from_endpoint_index, from_endpoint_sealed, ticket_sealed, sender_name,
+                file_count, total_bytes, state, received_at, decided_at, decision_reported_at FROM incoming_offers;
+            DROP TABLE incoming_offers;
+            ALTER TABLE incoming_offers_new RENAME TO incoming_offers;
+            CREATE INDEX incoming_offers_unreported ON incoming_offers (from_endpoint_index) WHERE state != 'pending' AND decision_reported_at IS NULL;
+            CREATE INDEX incoming_offers_decided ON incoming_offers (decided_at) WHERE state != 'pending';
+            CREATE INDEX incoming_offers_received ON incoming_offers (from_endpoint_index, received_at);
+
+            CREATE TABLE notifications (
+                id INTEGER PRIMARY KEY,
+                kind TEXT NOT NULL CHECK (kind IN ('incoming-offer')),
+                incoming_offer_id INTEGER REFERENCES incoming_offers (id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL,
+                seen_at INTEGER
+            ) STRICT;
+            INSERT INTO notifications SELECT id, kind, incoming_offer_id, created_at, seen_at FROM notifications_copy;
+            DROP TABLE notifications_copy;
+            CREATE INDEX notifications_by_offer ON notifications (incoming_offer_id);
+            """),
     ]
 }
