@@ -104,7 +104,8 @@ struct OffersCancelCommand: Command {
     }
 }
 
-/// `job offers accept ID [--from SENDER]`: confirms an incoming offer and prints its ticket for the transfer tool.
+/// `job offers accept ID [--from SENDER]`: confirms an incoming offer and prints its ticket for the transfer tool
+/// (on a terminal with control characters escaped, since the sender chose the text).
 struct OffersAcceptCommand: Command {
     let path = ["offers", "accept"]
     let summary = "accept an incoming offer and print its ticket for the transfer tool"
@@ -120,7 +121,7 @@ struct OffersAcceptCommand: Command {
         context.logger.info("offer-accepted")
         let ticket = String(decoding: offer.ticket.copyBytes(), as: UTF8.self)
         if context.jsonOutput { context.printJSON(["offer_id": .string(id), "ticket": .string(ticket)]) }
-        else { context.print(ticket) }
+        else { context.print(TerminalText.forStdout(ticket)) }
     }
 }
 
