@@ -124,4 +124,24 @@ import TestSupport
         #expect(try bob.scalar("SELECT count(*) FROM incoming_offers") == 6, "nothing over the limits was stored")
         #expect(notifications(bob) == ["incoming-offer 3", "incoming-offer 1", "incoming-offer 2"])
     }
+
+    @Test func fiveHundredHeldOffersMeetAPendingLimitOfFiftyInOnePull() throws {
+        let (alice, bob) = try aliceHoldsOffersForBob(0)
+        defer { _ = try? alice.stopServer() }
+        // Alice's store holds 500 offers for Bob (written straight into her real store file).
+        let database = try alice.database()
+        let contactID: Int64 = try #require(try database.scalar("SELECT id FROM contacts"))
+        let outgoing = OutgoingOffers(database: database, vault: try alice.vault())
+        try database.write { _ in
+            for index in 0..<500 {
+                try outgoing.record(OfferPayload(offerID: String(format: "%032x", index + 1), ticket: "flood-\(index)", senderName: "Alice",
+                                                 fileCount: 1, totalBytes: 1), contactID: contactID, state: .held, now: 1)
+            }
+        }
+        try bob.ok(["settings", "set", "limits.offers-per-hour", "1000"])
+        let pass = counts(try bob.json(["pull-offers", "--check-now"]))
+        #expect(pass["collected"] == 50 && pass["refused"] == 450)
+        #expect(try bob.scalar("SELECT count(*) FROM incoming_offers") == 50)
+        #expect(try outgoingStates(alice) == ["delivered": 50, "held": 450], "every refused offer is still held by its sender")
+    }
 }
