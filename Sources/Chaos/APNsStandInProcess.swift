@@ -35,13 +35,13 @@ public final class APNsStandInProcess {
         let script: [String: Any] = ["p8": keyFile, "key_id": keyID, "team_id": teamID, "topic": topic, "answers": scripted,
                                      "reject_iat_before": NSNull(), "default": ["status": 200]]
         try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: scriptFile))
-        FileManager.default.createFile(atPath: logFile, contents: nil)
+        guard FileManager.default.createFile(atPath: logFile, contents: nil) else { throw ChaosFailure("cannot create \(logFile)") }
         let portFile = directory + "/apns-port.txt"
-        FileManager.default.createFile(atPath: portFile, contents: nil)
+        guard FileManager.default.createFile(atPath: portFile, contents: nil) else { throw ChaosFailure("cannot create \(portFile)") }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-u", Self.peersDirectory + "/apns_standin.py", "--script", scriptFile, "--log", logFile, "--cert-dir", directory]
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: portFile))
-        FileManager.default.createFile(atPath: directory + "/apns-stderr.txt", contents: nil)
+        guard FileManager.default.createFile(atPath: directory + "/apns-stderr.txt", contents: nil) else { throw ChaosFailure("cannot create \(directory + "/apns-stderr.txt")") }
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/apns-stderr.txt"))
         try process.run()
         let deadline = Date().addingTimeInterval(20)

@@ -37,16 +37,16 @@ public struct ChaosProcess: Sendable {
         process.arguments = arguments
         process.environment = environment
         let base = NSTemporaryDirectory() + "chaos-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: base + ".out", contents: nil)
-        FileManager.default.createFile(atPath: base + ".err", contents: nil)
         defer { for suffix in [".out", ".err", ".in"] { try? FileManager.default.removeItem(atPath: base + suffix) } }
+        guard FileManager.default.createFile(atPath: base + ".out", contents: nil) else { throw ChaosFailure("cannot create \(base + ".out")") }
+        guard FileManager.default.createFile(atPath: base + ".err", contents: nil) else { throw ChaosFailure("cannot create \(base + ".err")") }
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: base + ".out"))
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: base + ".err"))
         defer { try? out.close(); try? err.close() }
         process.standardOutput = out
         process.standardError = err
         if let stdin {
-            FileManager.default.createFile(atPath: base + ".in", contents: Data(stdin.utf8))
+            guard FileManager.default.createFile(atPath: base + ".in", contents: Data(stdin.utf8)) else { throw ChaosFailure("cannot create \(base + ".in")") }
             process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: base + ".in"))
         } else {
             process.standardInput = FileHandle.nullDevice

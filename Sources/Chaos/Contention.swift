@@ -9,18 +9,18 @@ import Store
 /// `store-busy`, exit 75), every pass that did not work was skipped because another held the lease, the
 /// ledger's working passes of the job never overlap in time, and the writer's slowest command stayed under
 /// the store's busy timeout.
-public struct Contention {
+public struct Contention: Sendable {
     public let process: ChaosProcess
     public let store: String
     /// The pass arguments (without `--store`), e.g. `["--json", "clean-tokens"]`; `now` is the pass clock.
-    public let passArguments: (_ now: Int64) -> [String]
+    public let passArguments: @Sendable (_ now: Int64) -> [String]
     public let job: String
     public let parallel: Int
     public let seconds: Double
     /// The store's busy timeout (Store's default).
     public static let busyTimeoutMilliseconds = 10_000
 
-    public init(process: ChaosProcess, store: String, job: String, parallel: Int = 8, seconds: Double, passArguments: @escaping (_ now: Int64) -> [String]) {
+    public init(process: ChaosProcess, store: String, job: String, parallel: Int = 8, seconds: Double, passArguments: @escaping @Sendable (_ now: Int64) -> [String]) {
         self.process = process
         self.store = store
         self.job = job
@@ -69,7 +69,7 @@ public struct Contention {
         let lock = shared.lock
         let deadline = Date().addingTimeInterval(seconds)
         let group = DispatchGroup()
-        let note = shared.note
+        let note: @Sendable (String) -> Void = { shared.note($0) }
 
         for slot in 0..<parallel {
             group.enter()
@@ -133,6 +133,7 @@ public struct Contention {
     }
 
     /// The tallies the pass and writer threads share, under `lock`.
+    // @unchecked: every mutable field is read and written only while `lock` is held.
     private final class Shared: @unchecked Sendable {
         let lock = NSLock()
         var report = Report()

@@ -156,6 +156,7 @@ public final class MutationFuzzer {
 /// Ends the process when one decode runs longer than `limitSeconds`, printing the decoder and the input
 /// (hex) — so a hang is reported, not waited on forever.
 public final class Watchdog: @unchecked Sendable {
+    // @unchecked: the mutable fields are read and written only while `lock` is held.
     private let lock = NSLock()
     private var armedAt: UInt64 = 0
     private var name = ""
@@ -201,8 +202,10 @@ public final class Watchdog: @unchecked Sendable {
 /// then lets the signal end the process as usual — so every crash `job-bench fuzz` meets is reproducible.
 enum CrashInput {
     static let capacity = MutationFuzzer.maxInputBytes
+    // nonisolated(unsafe): the crash signal handler reads these and may not take a lock; `set` runs on the one decoding thread.
     nonisolated(unsafe) static let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
     nonisolated(unsafe) static var length = 0
+    // nonisolated(unsafe): written once by `install`, which the single fuzzing thread calls before any decode.
     nonisolated(unsafe) static var installed = false
 
     /// Remembers `input` as the one being decoded (a copy into a fixed buffer: the handler cannot allocate).

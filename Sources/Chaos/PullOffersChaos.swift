@@ -96,7 +96,7 @@ public final class PullOffersChaos: ChaosScenario {
         server.arguments = ["--store", alice.store, "--now", "@\(now0)", "serve-link", "--listen", "127.0.0.1:0", "--idle-exit", "600"]
         server.environment = process.environment
         let out = alice.directory + "/serve-link.out"
-        FileManager.default.createFile(atPath: out, contents: nil)
+        guard FileManager.default.createFile(atPath: out, contents: nil) else { throw ChaosFailure("cannot create \(out)") }
         server.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
         server.standardError = FileHandle.nullDevice
         try server.run()

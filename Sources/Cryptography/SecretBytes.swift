@@ -6,6 +6,7 @@ import COpenSSL
 /// log line or an error message by mistake prints as `<redacted N bytes>`. The storage is wiped with
 /// `OPENSSL_cleanse` (which the optimiser cannot elide) when the last reference goes away.
 public final class SecretBytes: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable, @unchecked Sendable {
+    // @unchecked: `storage` is written only by init and wiped by deinit, when no other reference can exist.
     private var storage: [UInt8]
 
     /// Takes ownership of `bytes`; callers should drop their own copy.

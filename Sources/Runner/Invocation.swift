@@ -2,7 +2,7 @@ import Foundation
 import Store
 
 /// The global options of one `job` invocation, resolved: where the store is, which clock, which output.
-public struct Invocation: @unchecked Sendable {
+public struct Invocation: Sendable {
     public var storePath: String
     public var clock: Clock
     public var jsonOutput: Bool

@@ -6,7 +6,7 @@ import Store
 /// Everything a job pass or a command receives: the store, the injected clock, the logger, configuration,
 /// its parsed arguments, output, and cancellation. Domain code takes what it needs from here and nothing
 /// from globals.
-public final class JobContext: @unchecked Sendable {
+public final class JobContext {
     /// The job or command name (`sweep-grants`, `grants issue`).
     public let name: String
     /// The open, migrated store.

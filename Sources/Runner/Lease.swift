@@ -73,7 +73,7 @@ public struct Lease {
     static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count) == 0 else { return "unknown" }
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot), or nil when there is no such process.

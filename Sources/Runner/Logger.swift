@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Jobs receive a logger in their context; there is no global one. Fields are `LogValue`s, which cannot hold
 /// free text, so a log line carries fixed event names, categories, counts, durations and status codes only.
-public final class Logger: @unchecked Sendable {
+public final class Logger: Sendable {
     /// Severity, lowest first.
     public enum Level: String, Sendable, Comparable, CaseIterable, LogWord {
         case debug, info, warn, error

@@ -3,7 +3,7 @@ import Foundation
 /// Shows "rows done / total, rate" on stderr for passes longer than about two seconds, on a TTY only.
 ///
 /// `JOB_PROGRESS_DELAY_MS` changes how long a pass runs before progress shows (default 2000).
-final class ProgressReporter: @unchecked Sendable {
+final class ProgressReporter {
     private let started = Date()
     private var lastShown: Date?
     private let delay: TimeInterval

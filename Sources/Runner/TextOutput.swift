@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where a command's results go: stdout in the executable, a buffer in tests.
 public protocol TextOutput: AnyObject, Sendable {
@@ -6,17 +7,16 @@ public protocol TextOutput: AnyObject, Sendable {
 }
 
 /// The process's standard output.
-public final class StandardOutput: TextOutput, @unchecked Sendable {
+public final class StandardOutput: TextOutput, Sendable {
     public init() {}
     public func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
 }
 
 /// Collects output in memory (tests, and commands that render before printing).
-public final class BufferedOutput: TextOutput, @unchecked Sendable {
-    private let lock = NSLock()
-    private var buffer = ""
+public final class BufferedOutput: TextOutput, Sendable {
+    private let buffer = Mutex("")
     public init() {}
-    public func write(_ text: String) { lock.lock(); buffer += text; lock.unlock() }
+    public func write(_ text: String) { buffer.withLock { $0 += text } }
     /// Everything written so far.
-    public var text: String { lock.lock(); defer { lock.unlock() }; return buffer }
+    public var text: String { buffer.withLock { $0 } }
 }

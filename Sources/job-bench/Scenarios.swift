@@ -1,6 +1,6 @@
 /// Every benchmark scenario by name; each takes its own options (the arguments after the name).
 /// Add a scenario by writing `<Name>Bench.swift` with a `run(_:)` and listing it here.
-let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
+let scenarios: [String: @Sendable (ArraySlice<String>) throws -> Void] = [
     "crypto": CryptoBench.run,
     "fuzz-media": FuzzMediaBench.run,
     "mint-pool": MintPoolBench.run,

@@ -1,5 +1,6 @@
 // job-bench <scenario> [options]: parses the command line and dispatches through `scenarios`.
 
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,16 +19,16 @@ guard let name = arguments.first, name != "--help", name != "-h", name != "help"
     exit(arguments.isEmpty ? 64 : 0)
 }
 guard let scenario = scenarios[name] else {
-    fputs("job-bench: unknown scenario\n", stderr)
+    FileHandle.standardError.write(Data("job-bench: unknown scenario\n".utf8))
     printUsage()
     exit(64)
 }
 do {
     try scenario(arguments.dropFirst())
 } catch let error as BenchUsageError {
-    fputs("job-bench \(name): \(error.message)\n", stderr)
+    FileHandle.standardError.write(Data("job-bench \(name): \(error.message)\n".utf8))
     exit(64)
 } catch {
-    fputs("job-bench \(name): \(error)\n", stderr)
+    FileHandle.standardError.write(Data("job-bench \(name): \(error)\n".utf8))
     exit(70)
 }

@@ -13,6 +13,7 @@ import Glibc
 ///
 /// Self-contained (Foundation and Glibc only) so it can move into a shared TestSupport target unchanged.
 final class PythonPeer: @unchecked Sendable {
+    // @unchecked: `pending`, `finalOutput` and the process and pipes are used only while `lock` is held (in `stop`).
     static let interpreter = "/usr/bin/python3"
     /// `Tests/Peers`, found relative to this source file (`Tests/<Target>/PythonPeer.swift`).
     static let peersDirectory = URL(fileURLWithPath: #filePath)

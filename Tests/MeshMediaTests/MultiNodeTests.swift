@@ -292,9 +292,9 @@ import TestSupport
         let path = lab.file("plain.txt", Array("hello over two hops".utf8))
         try lab.job("a", ["mesh", "send-file", "--to", lab.id("c"), path, "--accept-unencrypted"])
         // The relay tampers with the frame it forwards: flips a content byte in its outbox before carrying it on.
-        try lab.pass("a", "media-outbox")
+        _ = try lab.pass("a", "media-outbox")
         try lab.exchange("a", "r")
-        try lab.pass("r", "media-inbox")
+        _ = try lab.pass("r", "media-inbox")
         let db = try lab.database("r")
         let row = try db.queryOne("SELECT id, frame FROM mesh_outbox WHERE id = (SELECT max(id) FROM mesh_outbox)")!
         var frame = try row.get(1, as: [UInt8].self)

@@ -107,7 +107,7 @@ import TestSupport
         #expect(lab.delivered("b").isEmpty)
         let log = lab.stderrLog
         #expect(log.contains("event="))
-        for canary in ["CANARYNICK", "CANARYFILE", "CANARYCONTENT"] + identifiers + identifiers.map { $0.uppercased() } {
+        for canary in ["CANARYNICK", "CANARYFILE", "CANARYCONTENT"] + identifiers + identifiers.map({ $0.uppercased() }) {
             #expect(!log.contains(canary), "stderr carried an identifier")
         }
     }

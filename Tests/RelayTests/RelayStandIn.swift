@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 
 /// The relay stand-in (`Peers/relay_standin.py`): scripted trigger answers, a log of what arrived.
-final class RelayStandIn: @unchecked Sendable {
+final class RelayStandIn {
     let directory = TemporaryDirectory("relay")
     let peer: PeerProcess
     var url: String { "http://127.0.0.1:\(peer.port)" }

@@ -10,7 +10,7 @@ import TestSupport
     let t0 = Fixture.t0
 
     /// One Syncthing with a behind peer; config.xml found through `STHOMEDIR`, key and URL auto-detected.
-    final class Homeserver: @unchecked Sendable {
+    final class Homeserver {
         let directory = TemporaryDirectory("st1")
         let syncthing: SyncthingInstance
         /// A real device ID (Syncthing checks the check digits) of a peer that is never started.

@@ -199,7 +199,8 @@ import Testing
         #expect(report.result.counts["provider_token_reminted"] == 1 && report.result.counts["delivered"] == 2)
         let received = try standIn.received()
         #expect(received.count == 6)
-        #expect(received.suffix(4).map { $0["reason"] as? String } .filter { $0 == "ExpiredProviderToken" }.count == 2)
+        let reasons: [String?] = received.suffix(4).map { $0["reason"] as? String }
+        #expect(reasons.filter { $0 == "ExpiredProviderToken" }.count == 2)
         #expect(received.suffix(2).allSatisfy { $0["iat"] as? Int64 == t1.unixMilliseconds / 1000 && $0["status"] as? Int == 200 })
     }
 

@@ -5,7 +5,7 @@ import TestSupport
 /// A real Syncthing (Debian's `syncthing` 1.19) on loopback with its own home: generated keys, a written
 /// config (known API key, GUI and listen ports, no discovery/relays/NAT/reporting/upgrades), run with
 /// `STMONITORED=yes` so the pid held is the real process, and killed when stopped or released.
-final class SyncthingInstance: @unchecked Sendable {
+final class SyncthingInstance {
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/syncthing") }
 
     let home: String

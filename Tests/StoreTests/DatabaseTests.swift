@@ -155,11 +155,12 @@ import TestSupport
 
     @Test func aSecondConnectionsWriteWaitsForTheFirstInsteadOfFailingBusy() throws {
         let path = directory.file("busy.sqlite")
-        let first = try Database(path: path)
-        try first.execute("CREATE TABLE t (x INTEGER) STRICT")
+        try Database(path: path).execute("CREATE TABLE t (x INTEGER) STRICT")
         let released = DispatchSemaphore(value: 0)
         let holding = DispatchSemaphore(value: 0)
         let thread = Thread {
+            // The holding connection is opened on, and confined to, its own thread: a Database is never shared.
+            let first = try! Database(path: path)
             try! first.write { db in
                 try db.execute("INSERT INTO t VALUES (?)", [1])
                 holding.signal()

@@ -1,6 +1,6 @@
 /// State shared by the checks of one `job doctor` run: the context, and per-module state that later checks
 /// read from earlier ones (a check skips when what it needs was not found).
-public final class DoctorSession: @unchecked Sendable {
+public final class DoctorSession {
     public let context: JobContext
     private var states: [ObjectIdentifier: AnyObject] = [:]
 
