@@ -34,6 +34,7 @@ import TestSupport
     /// One run of the binary: what it printed on stderr.
     struct Run { let arguments: [String]; let stderr: String; let stdout: String; let exitCode: Int32 }
 
+    // @unchecked: mutated only by `exercise()` before `session` publishes it once; the tests only read it.
     final class Session: @unchecked Sendable {
         let home = TemporaryDirectory("canary")
         var runs: [Run] = []

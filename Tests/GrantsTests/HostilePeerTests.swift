@@ -119,12 +119,13 @@ import TestSupport
         defer { close(listener) }
         try bob.database().execute("UPDATE contacts SET last_known_addr = ?", ["127.0.0.1:\(port)"])
         // Like systemd with Accept=yes: accept the connection, hand it to `job serve-link` as stdin.
+        let aliceStore = alice.store, aliceEnvironment = alice.environment  // the node itself stays on this thread
         let acceptor = Thread {
             guard let fd = Socket.accept(listener, waitMilliseconds: 10_000) else { return }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: JobProcess.executablePath)
-            process.arguments = ["--store", alice.store, "serve-link"]
-            process.environment = alice.environment
+            process.arguments = ["--store", aliceStore, "serve-link"]
+            process.environment = aliceEnvironment
             process.standardInput = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice

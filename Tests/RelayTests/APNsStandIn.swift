@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 
 /// The APNs stand-in (`Peers/apns_standin.py`) with its script, log and the provider key it verifies.
-final class APNsStandIn: @unchecked Sendable {
+final class APNsStandIn {
     let directory = TemporaryDirectory("apns")
     let peer: PeerProcess
     let keyFile: String

@@ -3,7 +3,7 @@ import TestSupport
 
 /// A loopback test peer run by Debian's `/usr/bin/python3` from `Tests/RelayTests/Peers/`: started, its
 /// `PORT <n>` line awaited, and killed (by its own pid) when stopped or released.
-final class PeerProcess: @unchecked Sendable {
+final class PeerProcess {
     static let python = "/usr/bin/python3"
     static var peersDirectory: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Peers").path }
 

@@ -6,7 +6,7 @@ import TestSupport
 
 /// An in-process `job` with the relay module over a temporary store: runs commands and passes, and
 /// keeps every output and log line for the privacy checks.
-final class RelayHarness: @unchecked Sendable {
+final class RelayHarness {
     let job: InProcessJob
     private(set) var outputs: [String] = []
 

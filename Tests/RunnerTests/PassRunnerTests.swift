@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import Runner
@@ -168,4 +169,10 @@ struct ScriptedJob: Job {
     }
 }
 
-final class SeenDate: @unchecked Sendable { var value: Date? }
+final class SeenDate: Sendable {
+    private let date = Mutex<Date?>(nil)
+    var value: Date? {
+        get { date.withLock { $0 } }
+        set { date.withLock { $0 = newValue } }
+    }
+}

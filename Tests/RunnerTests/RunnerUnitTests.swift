@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import Runner
@@ -103,11 +104,10 @@ import TestSupport
     }
 }
 
-final class KeyBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var keys: [[UInt8]] = []
-    func add(_ key: [UInt8]) { lock.lock(); keys.append(key); lock.unlock() }
-    var all: [[UInt8]] { lock.lock(); defer { lock.unlock() }; return keys }
+final class KeyBox: Sendable {
+    private let keys = Mutex<[[UInt8]]>([])
+    func add(_ key: [UInt8]) { keys.withLock { $0.append(key) } }
+    var all: [[UInt8]] { keys.withLock { $0 } }
 }
 
 @Suite struct StoreKeyCheckTests {

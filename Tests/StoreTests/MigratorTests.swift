@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import Store
@@ -68,11 +69,10 @@ import TestSupport
 }
 
 /// Errors collected from several threads.
-final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var errors: [Error] = []
-    func append(_ error: Error) { lock.lock(); errors.append(error); lock.unlock() }
-    var all: [Error] { lock.lock(); defer { lock.unlock() }; return errors }
+final class Failures: Sendable {
+    private let errors = Mutex<[any Error]>([])
+    func append(_ error: any Error) { errors.withLock { $0.append(error) } }
+    var all: [any Error] { errors.withLock { $0 } }
 }
 
 @Suite struct ConcurrentOpenTests {

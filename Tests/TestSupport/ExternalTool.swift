@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs a system tool (systemd-analyze, script, unshare, openssl) to completion and returns its status and output.
 public enum ExternalTool {
@@ -24,13 +25,16 @@ public enum ExternalTool {
         try process.run()
         // Read stderr on another thread when it is separate, so neither pipe can fill and block the tool.
         let errorText = ErrorText()
-        let reader = separateStderr ? Thread { errorText.value = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) } : nil
+        let reader = separateStderr ? Thread {
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            errorText.value.withLock { $0 = text }
+        } : nil
         reader?.start()
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         while reader != nil && !(reader!.isFinished) { usleep(1_000) }
-        return Result(status: process.terminationStatus, output: output, stderr: errorText.value)
+        return Result(status: process.terminationStatus, output: output, stderr: errorText.value.withLock { $0 })
     }
 
-    private final class ErrorText: @unchecked Sendable { var value = "" }
+    private final class ErrorText: Sendable { let value = Mutex("") }
 }

@@ -1,15 +1,16 @@
 import Foundation
 import Runner
+import Synchronization
 
 /// Runs commands and job passes inside the test process, against a store in a temporary folder,
 /// capturing stdout and log lines. Faster than a process; use `JobProcess` for signals and concurrency.
-public final class InProcessJob: @unchecked Sendable {
+public final class InProcessJob {
     public let directory: TemporaryDirectory
     public let catalog: Catalog
     public var storePath: String { directory.file("store.sqlite") }
     public var environment: [String: String]
-    private let logLock = NSLock()
-    private var logLines: [String] = []
+    /// Log lines, appended by the logger's sink from whichever thread logs.
+    private let logLines = LogLines()
 
     public init(modules: [Module], environment: [String: String] = [:]) {
         directory = TemporaryDirectory("inproc")
@@ -18,17 +19,14 @@ public final class InProcessJob: @unchecked Sendable {
     }
 
     /// Log lines written so far.
-    public var logs: [String] { logLock.lock(); defer { logLock.unlock() }; return logLines }
+    public var logs: [String] { logLines.all }
 
     /// An invocation over this store at `now`, capturing output into `output`.
     public func invocation(now: Date? = nil, json: Bool = false, output: BufferedOutput = BufferedOutput(), stdin: [UInt8] = [],
                            metricsDirectory: String? = nil) -> Invocation {
         Invocation(storePath: storePath, clock: now.map(Clock.fixed) ?? .system, jsonOutput: json, logFormat: .text, logLevel: .debug,
                    metricsDirectory: metricsDirectory, environment: environment, output: output,
-                   logSink: { [weak self] line in
-                       guard let self else { return }
-                       self.logLock.lock(); self.logLines.append(line); self.logLock.unlock()
-                   },
+                   logSink: { [logLines] line in logLines.append(line) },
                    readInput: { stdin })
     }
 
@@ -47,4 +45,10 @@ public final class InProcessJob: @unchecked Sendable {
 
     /// Opens the store (migrated) for direct inspection.
     public func database() throws -> Database { try invocation().openStore(catalog) }
+
+    private final class LogLines: Sendable {
+        private let lines = Mutex<[String]>([])
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        var all: [String] { lines.withLock { $0 } }
+    }
 }

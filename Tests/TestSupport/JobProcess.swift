@@ -46,7 +46,7 @@ public struct JobProcess {
     }
 
     /// A process started by `start`: signal it, wait for it.
-    public final class Running: @unchecked Sendable {
+    public final class Running {
         public let process = Process()
         private let outFile: String
         private let errFile: String

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A fresh directory under the system temp folder, removed when released.
-public final class TemporaryDirectory: @unchecked Sendable {
+public final class TemporaryDirectory: Sendable {
     public let path: String
 
     public init(_ label: String = "bj") {

@@ -4,7 +4,7 @@ import TestSupport
 
 /// The Python Endorser stand-in (`Tests/Peers/endorser_standin.py`) on a loopback port, run with Debian's
 /// `/usr/bin/python3`. It verifies each Bearer token independently (pure-Python secp256k1 and Keccak-256).
-final class EndorserStandIn: @unchecked Sendable {
+final class EndorserStandIn {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Peers/endorser_standin.py").path
 

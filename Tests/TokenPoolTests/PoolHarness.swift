@@ -6,7 +6,7 @@ import TestSupport
 @testable import TokenPool
 
 /// Runs TokenPool commands and passes in-process over a temporary store, with captured output and logs.
-final class PoolHarness: @unchecked Sendable {
+final class PoolHarness {
     let job: InProcessJob
 
     /// The test identity keys (Endorser's test identities and the did-jwt vector key).
