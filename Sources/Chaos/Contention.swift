@@ -1,5 +1,6 @@
 import Foundation
 import Store
+import Synchronization
 
 /// Contention: eight passes of one job started over and over on one store while a writer process plays the
 /// app (registering APNs tokens, recording triggers, issuing grants: `job relay register`, `job relay trigger`,
@@ -66,7 +67,6 @@ public struct Contention: Sendable {
         let node = try process.run(["--store", store, "node", "show"])
         guard node.exitCode == 0 else { throw ChaosFailure("job node show failed: \(node.stderr)") }
         let shared = Shared()
-        let lock = shared.lock
         let deadline = Date().addingTimeInterval(seconds)
         let group = DispatchGroup()
         let note: @Sendable (String) -> Void = { shared.note($0) }
@@ -81,12 +81,12 @@ public struct Contention: Sendable {
                     let now = startNow + Int64(Date().timeIntervalSince(deadline.addingTimeInterval(-seconds)) * 1000)
                     guard let outcome = try? process.run(["--store", store] + passArguments(now), timeout: 120) else { note("slot \(slot): spawn failed"); continue }
                     let skipped = outcome.stdout.contains("\"outcome\":\"skipped\"")
-                    lock.lock()
-                    shared.report.passes += 1
-                    if outcome.exitCode != 0 { shared.report.failedPasses += 1 }
-                    if outcome.stderr.contains("busy") || outcome.stdout.contains("store-busy") { shared.report.busyReports += 1 }
-                    if skipped { shared.report.skippedLeaseHeld += outcome.stdout.contains("lease-held") ? 1 : 0 } else if outcome.exitCode == 0 { shared.report.worked += 1 }
-                    lock.unlock()
+                    shared.tallies.withLock { tallies in
+                        tallies.report.passes += 1
+                        if outcome.exitCode != 0 { tallies.report.failedPasses += 1 }
+                        if outcome.stderr.contains("busy") || outcome.stdout.contains("store-busy") { tallies.report.busyReports += 1 }
+                        if skipped { tallies.report.skippedLeaseHeld += outcome.stdout.contains("lease-held") ? 1 : 0 } else if outcome.exitCode == 0 { tallies.report.worked += 1 }
+                    }
                     if outcome.exitCode != 0 { note("slot \(slot) pass \(k): exit \(outcome.exitCode.map(String.init) ?? "signal"): \(outcome.stderr.prefix(200))") }
                     if skipped && !outcome.stdout.contains("lease-held") { note("slot \(slot) pass \(k): skipped for another reason: \(outcome.stdout.prefix(200))") }
                 }
@@ -107,22 +107,23 @@ public struct Contention: Sendable {
                                 ["relay", "trigger", "--device-id", device],
                                 ["grants", "issue", "--to", holder]] {
                     guard let outcome = try? process.run(["--store", store, "--now", "@\(now / 1000)"] + command, timeout: 60) else { note("writer: spawn failed"); continue }
-                    lock.lock()
-                    shared.report.writerCommands += 1
-                    shared.writerTimes.append(outcome.seconds * 1000)
-                    if outcome.exitCode != 0 { shared.report.writerFailures += 1 }
-                    if outcome.stderr.contains("busy") { shared.report.busyReports += 1 }
-                    lock.unlock()
+                    shared.tallies.withLock { tallies in
+                        tallies.report.writerCommands += 1
+                        tallies.writerTimes.append(outcome.seconds * 1000)
+                        if outcome.exitCode != 0 { tallies.report.writerFailures += 1 }
+                        if outcome.stderr.contains("busy") { tallies.report.busyReports += 1 }
+                    }
                     if outcome.exitCode != 0 { note("writer \(command[1]): exit \(outcome.exitCode.map(String.init) ?? "signal"): \(outcome.stderr.prefix(200))") }
                 }
             }
             group.leave()
         }.start()
         group.wait()
-        var report = shared.report
+        let tallies = shared.tallies.withLock { $0 }
+        var report = tallies.report
         report.job = job
         report.seconds = seconds
-        let writerTimes = shared.writerTimes.sorted()
+        let writerTimes = tallies.writerTimes.sorted()
         if !writerTimes.isEmpty {
             report.writerMaxMilliseconds = writerTimes.last!
             report.writerMedianMilliseconds = writerTimes[writerTimes.count / 2]
@@ -132,16 +133,12 @@ public struct Contention: Sendable {
         return report
     }
 
-    /// The tallies the pass and writer threads share, under `lock`.
-    // @unchecked: every mutable field is read and written only while `lock` is held.
-    private final class Shared: @unchecked Sendable {
-        let lock = NSLock()
-        var report = Report()
-        var writerTimes: [Double] = []
+    /// The tallies the pass and writer threads share.
+    private final class Shared: Sendable {
+        struct Tallies { var report = Report(); var writerTimes: [Double] = [] }
+        let tallies = Mutex(Tallies())
         func note(_ text: String) {
-            lock.lock()
-            if report.failures.count < 20 { report.failures.append(text) }
-            lock.unlock()
+            tallies.withLock { if $0.report.failures.count < 20 { $0.report.failures.append(text) } }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A seeded mutation fuzzer for decoders of outside bytes: each input is a seed (or an input a decoder
 /// accepted earlier) with one to four mutations — bit flips, byte sets, boundary bytes, syntax tokens of
@@ -155,12 +156,10 @@ public final class MutationFuzzer {
 
 /// Ends the process when one decode runs longer than `limitSeconds`, printing the decoder and the input
 /// (hex) — so a hang is reported, not waited on forever.
-public final class Watchdog: @unchecked Sendable {
-    // @unchecked: the mutable fields are read and written only while `lock` is held.
-    private let lock = NSLock()
-    private var armedAt: UInt64 = 0
-    private var name = ""
-    private var input: [UInt8] = []
+public final class Watchdog: Sendable {
+    /// The decode being watched: when it started (0: none), the decoder and the input.
+    private struct Armed { var at: UInt64 = 0; var name = ""; var input: [UInt8] = [] }
+    private let armed = Mutex(Armed())
     private let limit: UInt64
 
     public init(limitSeconds: Double) {
@@ -169,10 +168,9 @@ public final class Watchdog: @unchecked Sendable {
         let thread = Thread { [unowned self] in
             while true {
                 Thread.sleep(forTimeInterval: 0.5)
-                self.lock.lock()
-                let overdue = self.armedAt != 0 && DispatchTime.now().uptimeNanoseconds - self.armedAt > self.limit
-                let name = self.name, input = self.input
-                self.lock.unlock()
+                let (overdue, name, input) = self.armed.withLock { armed in
+                    (armed.at != 0 && DispatchTime.now().uptimeNanoseconds - armed.at > self.limit, armed.name, armed.input)
+                }
                 if overdue {
                     let hex = input.map { String(format: "%02x", $0) }.joined()
                     FileHandle.standardError.write(Data("fuzz: HANG in \(name) on input (hex) \(hex)\n".utf8))
@@ -184,17 +182,11 @@ public final class Watchdog: @unchecked Sendable {
     }
 
     func arm(_ name: String, _ input: [UInt8]) {
-        lock.lock()
-        self.name = name
-        self.input = input
-        armedAt = DispatchTime.now().uptimeNanoseconds
-        lock.unlock()
+        armed.withLock { $0 = Armed(at: DispatchTime.now().uptimeNanoseconds, name: name, input: input) }
     }
 
     func disarm() {
-        lock.lock()
-        armedAt = 0
-        lock.unlock()
+        armed.withLock { $0.at = 0 }
     }
 }
 
