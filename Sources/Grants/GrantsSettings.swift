@@ -17,6 +17,9 @@ enum GrantsSettings {
     static let connectionTimeout = "link.connection-timeout-seconds"
     static let maxConnections = "link.max-connections"
     static let maxConnectionsPerAddress = "link.max-connections-per-address"
+    static let pullContactTimeout = "pull-offers.contact-timeout-seconds"
+    static let pullPassBudget = "pull-offers.pass-budget-seconds"
+    static let pullParallelDials = "pull-offers.parallel-dials"
 
     static let all: [SettingSpec] = [
         .toggle(pullEnabled, default: false,
@@ -37,5 +40,8 @@ enum GrantsSettings {
         .integer(maxConnections, default: 256, in: 1...4096, "connections serve-link --listen answers at once; more are closed at once"),
         .integer(maxConnectionsPerAddress, default: 8, in: 1...4096,
                  "connections serve-link --listen answers at once from one IPv4 address or IPv6 /64; more are closed at once"),
+        .integer(pullContactTimeout, default: 30, in: 1...600, "seconds one contact may take in a pull-offers pass before it is skipped for time"),
+        .integer(pullPassBudget, default: 120, in: 1...240, "seconds one pull-offers pass may take; contacts left are skipped for time"),
+        .integer(pullParallelDials, default: 4, in: 1...32, "contacts one pull-offers pass dials at once"),
     ]
 }
