@@ -61,6 +61,7 @@ import TestSupport
         #expect(log.contains("event=link-stopped connections=201 refused=1"), "\(log.suffix(400))")
         #expect(log.contains("event=link-connections-refused reason=cap-reached count=1"))
         #expect(!log.contains("127.0.0."), "no address in the log")
+        #expect(!log.contains("category=stopped"), "connections cut by the stop are not logged one by one")
     }
 
     @Test func connectionsOverTheTotalOrPerAddressCapAreClosedAtOnceAndTheirSlotsComeBack() throws {

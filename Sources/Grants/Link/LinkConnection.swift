@@ -20,6 +20,8 @@ public final class LinkConnection {
     /// The protocol ALPN selected.
     public let protocolName: LinkProtocolName
     private var closed = false
+    /// Set after a fatal TLS or socket error, when OpenSSL forbids sending close_notify.
+    private var broken = false
     /// No read or write completes after this instant (the connection deadline; a caller may bring it forward).
     public var deadline: Date
     /// Seconds one message may take to arrive or leave.
@@ -164,7 +166,8 @@ public final class LinkConnection {
     public func close() {
         guard !closed else { return }
         closed = true
-        SSL_shutdown(ssl)
+        // Best effort and non-blocking: a peer that does not read cannot hold the close.
+        if !broken { SSL_shutdown(ssl) }
         SSL_free(ssl)
         Foundation.close(fd)
         ERR_clear_error()
@@ -180,8 +183,13 @@ public final class LinkConnection {
             var offset = 0
             while offset < buffer.count {
                 var written = 0
-                try LinkConnection.drive(ssl, fd: fd, until: until, failure: .io) {
-                    SSL_write_ex(ssl, buffer.baseAddress! + offset, buffer.count - offset, &written)
+                do {
+                    try LinkConnection.drive(ssl, fd: fd, until: until, failure: .io) {
+                        SSL_write_ex(ssl, buffer.baseAddress! + offset, buffer.count - offset, &written)
+                    }
+                } catch LinkFailure.io {
+                    broken = true
+                    throw LinkFailure.io
                 }
                 offset += written
             }
@@ -193,10 +201,15 @@ public final class LinkConnection {
         var offset = 0
         while offset < count {
             var read = 0
-            try buffer.withUnsafeMutableBytes { raw in
-                try LinkConnection.drive(ssl, fd: fd, until: until, failure: .truncated) {
-                    SSL_read_ex(ssl, raw.baseAddress! + offset, count - offset, &read)
+            do {
+                try buffer.withUnsafeMutableBytes { raw in
+                    try LinkConnection.drive(ssl, fd: fd, until: until, failure: .truncated) {
+                        SSL_read_ex(ssl, raw.baseAddress! + offset, count - offset, &read)
+                    }
                 }
+            } catch LinkFailure.truncated {
+                broken = true
+                throw LinkFailure.truncated
             }
             offset += read
         }

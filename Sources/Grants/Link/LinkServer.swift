@@ -46,8 +46,11 @@ struct LinkServer {
         }
     }
 
+    /// Logs why a connection ended, by category; a connection cut because the process is stopping is not logged
+    /// (`link-stopped` says so once).
     static func log(_ error: Error, stage: StaticString, logger: Logger) {
         if let failure = error as? LinkFailure {
+            if failure == .stopped { return }
             logger.warn("link-closed", ["stage": .literal(stage), "category": .of(failure)])
         } else if let failure = error as? JobError {
             logger.error("link-failed", ["stage": .literal(stage), "category": .category(failure)])
