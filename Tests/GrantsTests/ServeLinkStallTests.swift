@@ -127,6 +127,14 @@ import TestSupport
         var cut = RawPeer.dribble(Self.offerFrame, every: 0.3, giveUpAfter: 20, write: connection.sendBytes, closed: { !RawPeer.isOpen(connection.fd) })
         connection.close()
         #expect(cut != nil && cut! < 8, "cut at the 2 s message deadline: \(String(describing: cut))")
+
+        // One TLS record whose own bytes trickle in below TLS (a 64-byte application-data record announced).
+        connection = try provenConnection(to: alice.address, of: alice, as: bob)
+        let record: [UInt8] = [0x17, 0x03, 0x03, 0x00, 0x40] + [UInt8](repeating: 0x5a, count: 64)
+        let fd = connection.fd
+        cut = RawPeer.dribble(record, every: 0.3, giveUpAfter: 20, write: { RawPeer.send(fd, $0) }, closed: { !RawPeer.isOpen(fd) })
+        connection.close()
+        #expect(cut != nil && cut! < 8, "a record trickled byte by byte is cut at the 2 s message deadline: \(String(describing: cut))")
         var log = try alice.stopServer()
         #expect(log.contains("stage=exchange category=timeout"))
 
