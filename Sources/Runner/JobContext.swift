@@ -54,6 +54,20 @@ public final class JobContext: @unchecked Sendable {
         self.storeKeyLocation = storeKeyLocation
     }
 
+    /// The same context over a new connection of its own to the same store, for work on another thread (a
+    /// `Database` is used from one thread at a time). The copy shares the clock, logger, environment, arguments,
+    /// output and the store key already loaded: call `keyring()` here first, on the thread that owns this context.
+    public func reopened() throws -> JobContext {
+        let database: Database
+        do { database = try Database(path: storePath) } catch { throw StoreFailure.jobError(for: error) }
+        let copy = JobContext(name: name, database: database, clock: clock, logger: logger, environment: environment,
+                              arguments: arguments, dryRun: dryRun, jsonOutput: jsonOutput, storePath: storePath, output: output,
+                              readInput: readInput, settings: settings.specs, storeKeyLocation: storeKeyLocation)
+        copy.cachedStoreKey = cachedStoreKey
+        copy.cachedKeyring = cachedKeyring
+        return copy
+    }
+
     /// The injected "now".
     public var now: Date { clock.now() }
     /// The injected "now" in Unix milliseconds.
