@@ -152,7 +152,10 @@ import TestSupport
         // b sends to a: a handshake completes on both sides, then the file goes encrypted.
         let totals = try sendAndPump(lab, from: "b", to: "a", content: MeshLab.random(800))
         #expect(totals["a"]?["delivered_encrypted"] == 1)
-        #expect(try lab.peers("a").isEmpty)   // a has a session with b but no registry entry: nothing to pin
+        // a knows b only from the session: b bound its signing key in its 0x21, but no announce, nothing to pin.
+        let known = try lab.peer("a", sees: "b")
+        #expect(known?["identity"] as? String == "authenticated" && known?["announced"] as? Bool == false)
+        #expect(known?["pinned"] as? Bool == false && known?["capabilities_advertised"] as? Bool == false)
         // Now b's announce arrives: the session authenticated that very key first, so a pins on the announce.
         try lab.job("b", ["mesh", "announce"])
         let after = try lab.pump(["a", "b"], links: Self.pair, rounds: 1)

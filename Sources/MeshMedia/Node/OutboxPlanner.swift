@@ -31,8 +31,10 @@ struct OutboxPlanner {
         let pinned = try record.map { try node.registry.isPinned(fingerprint: $0.fingerprint) } ?? false
         let session = try node.sessions.load(queued.peerID)
         let established = session?.transport != nil
+        // Conflicting announce claims leave the peer's capabilities unknown: wait for a session, which settles them.
         let decision = SendDecision.decide(.init(
-            hasStableKey: record != nil, pinned: pinned, announceHasPrivateMedia: record?.advertisesPrivateMedia == true,
+            hasStableKey: record?.hasStableKey == true, pinned: pinned,
+            announceHasPrivateMedia: record?.advertisesPrivateMedia == true || record?.standing == .conflict,
             proof: established ? session?.proof?.capabilities : nil,
             proofTimedOut: waitingSince.map { node.now - $0 >= proofTimeoutMilliseconds } ?? false,
             consent: consent, canEncrypt: node.identity.emulation != .olderClient))
@@ -45,21 +47,20 @@ struct OutboxPlanner {
             }
             // Start a handshake unless one is running or the session is up with its proof in flight; restart one
             // that has produced no proof within the timeout (the peer lost its half, or a message was lost).
-            let stale = session.map { $0.proof == nil && node.now - $0.startedAt >= proofTimeoutMilliseconds } ?? true
-            if stale { try node.startHandshake(with: queued.peerID) }
+            if session?.needsHandshake(now: node.now, timeout: proofTimeoutMilliseconds) ?? true { try node.startHandshake(with: queued.peerID) }
             return .waiting
         case .blocked(let reason):
             try finish(sendID, status: "failed", form: nil, reason: SendReason(rawValue: reason.rawValue), fragments: nil)
             return .failed
         case .encrypted:
-            guard var session, case .established(var transport) = session.phase else { return .failed }
+            guard var session, var transport = session.established else { return .failed }
             var plaintext = NoisePayload(kind: .privateFile, body: try queued.filePacket.encoded()).encoded()
             // Emulation of a prerelease iOS sender only: the 0x09 alias. The node itself never emits it.
             if node.identity.emulation == .prereleaseIOS { plaintext[0] = NoisePayload.privateFileAlias }
             let ciphertext = try transport.encrypt(plaintext)
             let packet = node.directed(.noiseEncrypted, to: queued.peerID, payload: ciphertext, route: queued.route)
             guard let fragments = try admit(packet, sendID: sendID) else { return .failed }
-            session.phase = .established(transport)
+            session.established = transport
             try node.sessions.save(session, now: node.now)
             try node.transmit(packet)
             try finish(sendID, status: "sent", form: "encrypted", reason: nil, fragments: fragments)
