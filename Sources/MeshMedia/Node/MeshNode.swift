@@ -64,16 +64,17 @@ final class MeshNode {
 
     // MARK: The emulated radio
 
-    /// Puts `packet` on the air: one frame, or its fragments. Returns the number of frames.
+    /// Puts `packet` on the air: one frame, or its fragments. Returns the number of frames. `sendID` ties the
+    /// frames to the private-file send they carry, so `mesh exchange` can tell when that send was carried.
     @discardableResult
-    func transmit(_ packet: BitchatPacket) throws -> Int {
+    func transmit(_ packet: BitchatPacket, sendID: Int64? = nil) throws -> Int {
         let frames = try FragmentPlanner.frames(for: packet, fragmentID: try SecureRandom.bytes(count: 8))
-        for frame in frames { try enqueueFrame(try frame.encoded()) }
+        for frame in frames { try enqueueFrame(try frame.encoded(), sendID: sendID) }
         return frames.count
     }
 
-    func enqueueFrame(_ bytes: [UInt8]) throws {
-        _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at) VALUES (?, ?)", [bytes, now])
+    func enqueueFrame(_ bytes: [UInt8], sendID: Int64? = nil) throws {
+        _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at, send_id) VALUES (?, ?, ?)", [bytes, now, sendID])
     }
 
     // MARK: Sessions

@@ -5,6 +5,10 @@ import Store
 /// What `media-outbox` does with one queued send: decide the form (`SendDecision`), run the route-aware
 /// fragment planner on the exact packet, and emit its frames — or fail the send visibly and emit nothing.
 ///
+/// A send's status says no more than is known: `queued`, `waiting` (for the peer's proof), `transmitted` (its
+/// frames are in the outbox, i.e. handed to the radio), `carried` (set by `mesh exchange` once every frame
+/// reached at least one neighbour), `failed`. There is no `delivered`: the mesh gives no receipt.
+///
 /// Consent belongs to one send: it is read here and cleared when the send is finished, whatever the outcome;
 /// the sealed file content is erased at the same time.
 struct OutboxPlanner {
@@ -13,8 +17,9 @@ struct OutboxPlanner {
     let proofTimeoutMilliseconds: Int64
 
     enum Outcome: String {
-        case sentEncrypted = "sent_encrypted"
-        case sentLegacy = "sent_legacy"
+        /// Handed to the radio (the outbox); nothing is known yet about delivery.
+        case transmittedEncrypted = "transmitted_encrypted"
+        case transmittedLegacy = "transmitted_legacy"
         case waiting = "waiting"
         case failed = "failed"
     }
@@ -62,16 +67,16 @@ struct OutboxPlanner {
             guard let fragments = try admit(packet, sendID: sendID) else { return .failed }
             session.established = transport
             try node.sessions.save(session, now: node.now)
-            try node.transmit(packet)
-            try finish(sendID, status: "sent", form: "encrypted", reason: nil, fragments: fragments)
-            return .sentEncrypted
+            try node.transmit(packet, sendID: sendID)
+            try finish(sendID, status: "transmitted", form: "encrypted", reason: nil, fragments: fragments)
+            return .transmittedEncrypted
         case .legacy:
             let packet = try node.signed(node.directed(.fileTransfer, to: queued.peerID, payload: try queued.filePacket.encoded(),
                                                        route: queued.route))
             guard let fragments = try admit(packet, sendID: sendID) else { return .failed }
-            try node.transmit(packet)
-            try finish(sendID, status: "sent", form: "legacy", reason: nil, fragments: fragments)
-            return .sentLegacy
+            try node.transmit(packet, sendID: sendID)
+            try finish(sendID, status: "transmitted", form: "legacy", reason: nil, fragments: fragments)
+            return .transmittedLegacy
         }
     }
 
