@@ -10,6 +10,8 @@ import Store
 /// (TTL − 1), which a further `exchange` from the relay carries on — that is the multi-hop case. B's inbox is
 /// written before A marks the frames carried; a run killed in between carries them again, and B's duplicate
 /// detection (a TTL-independent packet hash) drops the second copy. The other store is opened, never created.
+/// A private-file send all of whose frames have been carried to some neighbour turns from `transmitted` to
+/// `carried` in `job mesh sends`.
 struct MeshExchangeCommand: Command {
     let path = ["mesh", "exchange"]
     let summary = "carry this node's outgoing frames to another node's store (the emulated BLE link)"
@@ -54,6 +56,7 @@ struct MeshExchangeCommand: Command {
         }
 
         var carried = 0
+        var sendsCarried = 0
         while carried < limit {
             try context.checkCancellation()
             let rows = try source.query("""
@@ -66,14 +69,31 @@ struct MeshExchangeCommand: Command {
             try neighbour.write { db in
                 for row in rows { _ = try db.execute("INSERT INTO mesh_inbox (frame, received_at) VALUES (?, ?)", [try row.get(1, as: [UInt8].self), now]) }
             }
-            try source.write { db in
+            sendsCarried += try source.write { db -> Int in
                 for row in rows {
                     _ = try db.execute("INSERT OR IGNORE INTO mesh_carried (frame_id, neighbour, carried_at) VALUES (?, ?, ?)",
                                        [try row.get(0, as: Int64.self), neighbourID, now])
                 }
+                return try Self.markCarriedSends(db, now: now)
             }
             carried += rows.count
         }
-        if context.jsonOutput { context.printJSON(["carried": .number(carried)]) } else { context.print("carried \(carried) frame(s)") }
+        if context.jsonOutput {
+            context.printJSON(["carried": .number(carried), "sends_carried": .number(sendsCarried)])
+        } else {
+            context.print("carried \(carried) frame(s)\(sendsCarried > 0 ? ", completing \(sendsCarried) send(s)" : "")")
+        }
+    }
+
+    /// A transmitted send whose every frame has now reached at least one neighbour becomes `carried` — all this
+    /// node can know: the mesh gives no delivery receipt, and a neighbour may be a relay or may drop the frame.
+    static func markCarriedSends(_ db: Database, now: Int64) throws -> Int {
+        try db.execute("""
+            UPDATE mesh_sends SET status = 'carried', updated_at = ?
+            WHERE status = 'transmitted'
+              AND EXISTS (SELECT 1 FROM mesh_outbox o WHERE o.send_id = mesh_sends.id)
+              AND NOT EXISTS (SELECT 1 FROM mesh_outbox o WHERE o.send_id = mesh_sends.id
+                              AND NOT EXISTS (SELECT 1 FROM mesh_carried c WHERE c.frame_id = o.id))
+            """, [now])
     }
 }

@@ -6,14 +6,18 @@ import Store
 ///
 /// - Frames are decoded (any bytes: a packet or a typed rejection), deduplicated by a hash that ignores TTL,
 ///   and relayed with TTL − 1 when directed elsewhere (or broadcast) so a node between two others carries them.
-/// - Announces are accepted only when signed by the announced Ed25519 key and sent from the peer id of the
-///   announced Noise key; a known peer's signing key never changes by announce. A verified announce enters
-///   the identity cache and may complete a pin, but never pins by itself.
-/// - Noise handshakes progress one message per frame; a completed session sends this node's peer state (0x21)
-///   and may complete a pin. Handshake collisions resolve by peer id (the lower id stays initiator).
+/// - Announces are verified only when signed by the announced Ed25519 key and sent from the peer id of the
+///   announced Noise key. A verified announce is a claim (`PeerRecord`): it never replaces or evicts a signing
+///   key the peer bound in a session, and a second claim with another key makes an unbound peer a conflict.
+///   It may complete a pin, but never pins by itself.
+/// - Noise handshakes progress one message per frame, beside any established session, which survives until a
+///   new handshake completes; a completed session sends this node's peer state (0x21). The peer's 0x21 binds its
+///   signing key to the static key the session proved (the only authoritative binding) and may complete a pin.
+///   Handshake collisions resolve by peer id (the lower id stays initiator).
 /// - Noise 0x20 → decrypt and deliver; 0x09 → decrypt, canonicalize and deliver; the 64 KiB limit holds for
 ///   everything else (`NoiseTransport.decrypt`). Signed directed `fileTransfer` → verify against the sender's
-///   registered signing key and deliver; unsigned, forged, undirected or from an unknown sender → reject.
+///   signing key in force (bound, or the one provisional claim) and deliver; unsigned, forged, undirected, from
+///   an unknown sender or from a peer whose claims conflict → reject.
 /// - Fragments reassemble within the receiver bounds and the whole packet is then handled like any other.
 struct InboxProcessor {
     let node: MeshNode
@@ -68,14 +72,25 @@ struct InboxProcessor {
             counts.add("announce_rejected")
             return
         }
-        if let existing = try node.registry.record(for: packet.senderID) {
-            guard ConstantTime.equals(existing.signingKey, announce.signingPublicKey) else { counts.add("announce_rejected"); return }
-            guard Int64(clamping: packet.timestamp) >= existing.announcedAt else { counts.add("announce_stale"); return }
+        let claim = PeerRecord.Claim(signingKey: announce.signingPublicKey, nickname: announce.nickname,
+                                     capabilities: announce.capabilities, announcedAt: Int64(clamping: packet.timestamp))
+        var record = try node.registry.record(for: packet.senderID)
+            ?? PeerRecord(peerID: packet.senderID, noiseKey: announce.noisePublicKey)
+        guard ConstantTime.equals(record.noiseKey, announce.noisePublicKey) else {
+            // Another Noise key under a known peer id (a peer-id collision): never replaces the known key.
+            counts.add("announce_rejected")
+            return
         }
-        let record = PeerRecord(peerID: packet.senderID, noiseKey: announce.noisePublicKey, signingKey: announce.signingPublicKey,
-                                nickname: announce.nickname, capabilities: announce.capabilities, announcedAt: Int64(clamping: packet.timestamp))
+        let wasConflict = record.standing == .conflict
+        guard record.addClaim(claim) else { counts.add("announce_stale"); return }
         try node.registry.save(record, now: node.now)
-        counts.add("announce_verified")
+        if let signingKey = record.signingKey, ConstantTime.equals(signingKey, claim.signingKey) {
+            counts.add("announce_verified")
+        } else {
+            // A claim against the bound key (kept for `mesh peers`, never in force), or a conflict between claims.
+            counts.add("announce_conflict")
+            if !wasConflict && record.standing == .conflict { counts.add("identity_conflict") }
+        }
         // Announce after session: pin when an established session authenticated this very key.
         if let transport = try node.sessions.load(packet.senderID)?.transport,
            try node.registry.pinIfAuthenticated(peerID: packet.senderID, sessionRemoteStatic: transport.remoteStatic, now: node.now) {
@@ -88,19 +103,19 @@ struct InboxProcessor {
     private func handleHandshake(_ packet: BitchatPacket, counts: inout Counts) throws {
         let peer = packet.senderID
         let message = packet.payload
-        let existing = try node.sessions.load(peer)
+        var session = try node.sessions.load(peer)
         /// Noise message 1 of XX with an empty payload is exactly the 32-byte ephemeral key.
         let isFirstMessage = message.count == 32
         do {
-            if case .handshaking(var handshake)? = existing?.phase, !handshake.isMyTurnToWrite {
+            if var handshake = session?.pending, !handshake.isMyTurnToWrite {
                 if handshake.role == .initiator, handshake.messageIndex == 1, isFirstMessage {
                     // Both sides initiated: the lower peer id keeps the initiator role.
                     if me.lexicographicallyPrecedes(peer) { counts.add("handshake_collision"); return }
-                    try respond(to: message, from: peer, counts: &counts)
+                    try respond(to: message, from: peer, session: session, counts: &counts)
                     return
                 }
                 if handshake.role == .responder, isFirstMessage {
-                    try respond(to: message, from: peer, counts: &counts)   // the peer restarted
+                    try respond(to: message, from: peer, session: session, counts: &counts)   // the peer restarted
                     return
                 }
                 _ = try handshake.readMessage(message)
@@ -108,33 +123,43 @@ struct InboxProcessor {
                     let third = try handshake.writeMessage()
                     try node.transmit(node.directed(.noiseHandshake, to: peer, payload: third))
                 }
-                try complete(handshake, with: peer, counts: &counts)
+                try complete(handshake, with: peer, replacing: session, counts: &counts)
                 return
             }
-            // No handshake waiting for the peer (none, or an established session): only a first message fits.
+            // No handshake waiting for the peer (none, or only an established session): only a first message fits.
             guard isFirstMessage else { counts.add("handshake_unexpected"); return }
-            try respond(to: message, from: peer, counts: &counts)
+            try respond(to: message, from: peer, session: session, counts: &counts)
         } catch is NoiseError {
-            // A failed handshake is dropped; an established session survives a bad first message.
-            if case .handshaking? = existing?.phase { try node.sessions.delete(peer) }
+            // A failed handshake is dropped; the established session, if any, is untouched.
+            if session?.pending != nil {
+                session?.pending = nil
+                if let session { try node.sessions.save(session, now: node.now) }
+            }
             counts.add("handshake_failed")
         }
     }
 
-    /// A first message: become responder and answer with message 2.
-    private func respond(to message: [UInt8], from peer: [UInt8], counts: inout Counts) throws {
+    /// A first message: become responder and answer with message 2. The pending handshake replaces any other
+    /// pending one, never the established session.
+    private func respond(to message: [UInt8], from peer: [UInt8], session: PeerSession?, counts: inout Counts) throws {
         var handshake = NoiseHandshake(role: .responder, localStatic: node.identity.noise)
         _ = try handshake.readMessage(message)
         let second = try handshake.writeMessage()
-        try node.sessions.save(PeerSession(peerID: peer, phase: .handshaking(handshake), proof: nil, startedAt: node.now), now: node.now)
+        var updated = session ?? PeerSession(peerID: peer, handshake: handshake, now: node.now)
+        updated.pending = handshake
+        updated.pendingStartedAt = node.now
+        try node.sessions.save(updated, now: node.now)
         try node.transmit(node.directed(.noiseHandshake, to: peer, payload: second))
         counts.add("handshake_step")
     }
 
-    private func complete(_ handshake: NoiseHandshake, with peer: [UInt8], counts: inout Counts) throws {
+    /// The third message is through: the new session replaces the established one, which must have proved the
+    /// same static key.
+    private func complete(_ handshake: NoiseHandshake, with peer: [UInt8], replacing old: PeerSession?, counts: inout Counts) throws {
         let transport = try handshake.transport()
         guard NodeIdentity.peerID(noiseKey: transport.remoteStatic) == peer else { throw NoiseError.badKey }
-        var session = PeerSession(peerID: peer, phase: .established(transport), proof: nil, startedAt: node.now)
+        if let previous = old?.established, !ConstantTime.equals(previous.remoteStatic, transport.remoteStatic) { throw NoiseError.badKey }
+        var session = PeerSession(peerID: peer, established: transport, proof: nil, startedAt: node.now, pending: nil, pendingStartedAt: node.now)
         try node.sendPeerState(&session)
         try node.sessions.save(session, now: node.now)
         counts.add("session_established")
@@ -147,7 +172,7 @@ struct InboxProcessor {
     // MARK: Noise transport
 
     private func handleEncrypted(_ packet: BitchatPacket, counts: inout Counts) throws {
-        guard var session = try node.sessions.load(packet.senderID), case .established(var transport) = session.phase else {
+        guard var session = try node.sessions.load(packet.senderID), var transport = session.established else {
             counts.add("no_session")
             return
         }
@@ -161,7 +186,7 @@ struct InboxProcessor {
         } catch {
             counts.add("decrypt_failed"); return
         }
-        session.phase = .established(transport)
+        session.established = transport
         guard let payload = try? NoisePayload.decode(plaintext) else {
             try node.sessions.save(session, now: node.now)
             counts.add("malformed")
@@ -169,13 +194,22 @@ struct InboxProcessor {
         }
         switch payload.kind {
         case .authenticatedPeerState:
-            if let state = try? PeerState.decode(payload.body) {
-                session.proof = state
-                counts.add("peer_state")
-            } else {
+            guard let state = try? PeerState.decode(payload.body) else {
+                try node.sessions.save(session, now: node.now)
                 counts.add("malformed")
+                return
             }
+            session.proof = state
             try node.sessions.save(session, now: node.now)
+            counts.add("peer_state")
+            // The peer itself, in a session that proved its static key: the authoritative signing-key binding.
+            if try node.registry.bind(peerID: packet.senderID, sessionRemoteStatic: transport.remoteStatic,
+                                      signingKey: state.signingPublicKey, now: node.now) {
+                counts.add("identity_bound")
+            }
+            if try node.registry.pinIfAuthenticated(peerID: packet.senderID, sessionRemoteStatic: transport.remoteStatic, now: node.now) {
+                counts.add("pinned")
+            }
         case .privateFile:
             try node.sessions.save(session, now: node.now)
             guard let file = try? FilePacket.decode(payload.body) else { counts.add("rejected_file"); return }
@@ -192,12 +226,15 @@ struct InboxProcessor {
         guard packet.recipientID == me else { counts.add("rejected_undirected"); return }
         guard let signature = packet.signature else { counts.add("rejected_unsigned"); return }
         guard let record = try node.registry.record(for: packet.senderID) else { counts.add("rejected_unknown_sender"); return }
-        guard let key = try? Ed25519PublicKey(rawRepresentation: record.signingKey),
+        // Conflicting announce claims and no session binding: neither key is trusted until a session settles it.
+        guard let signingKey = record.signingKey else { counts.add("rejected_identity_conflict"); return }
+        guard let key = try? Ed25519PublicKey(rawRepresentation: signingKey),
               key.isValidSignature(signature, for: try packet.signingPreimage()) else {
             counts.add("rejected_forged")
             return
         }
         guard let file = try? FilePacket.decode(packet.payload) else { counts.add("rejected_file"); return }
+        if record.standing == .provisional { counts.add("legacy_sender_provisional") }
         try deliver(file, from: packet.senderID, form: .legacy, counts: &counts)
     }
 

@@ -105,5 +105,33 @@ enum MeshSchema {
             updated_at INTEGER NOT NULL
         ) STRICT;
         """),
+        // Send states say no more than is known: `transmitted` (its frames were handed to the radio, the outbox) and
+        // `carried` (every frame reached at least one neighbour); the mesh gives no delivery receipt. Frames
+        // remember the send they belong to so `mesh exchange` can tell when a send is carried.
+        Migration("meshmedia-002-send-states", sql: """
+        CREATE TABLE mesh_sends_v2 (
+            id INTEGER PRIMARY KEY,
+            peer_index BLOB NOT NULL,
+            sealed BLOB,
+            consent INTEGER NOT NULL DEFAULT 0 CHECK (consent IN (0, 1)),
+            status TEXT NOT NULL CHECK (status IN ('queued', 'waiting', 'transmitted', 'carried', 'failed')),
+            form TEXT CHECK (form IN ('encrypted', 'legacy')),
+            reason TEXT,
+            fragments INTEGER,
+            content_bytes INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            waiting_at INTEGER
+        ) STRICT;
+        INSERT INTO mesh_sends_v2 (id, peer_index, sealed, consent, status, form, reason, fragments, content_bytes, created_at, updated_at, waiting_at)
+            SELECT id, peer_index, sealed, consent, CASE status WHEN 'sent' THEN 'transmitted' ELSE status END, form, reason, fragments,
+                   content_bytes, created_at, updated_at, waiting_at FROM mesh_sends;
+        DROP TABLE mesh_sends;
+        ALTER TABLE mesh_sends_v2 RENAME TO mesh_sends;
+        CREATE INDEX mesh_sends_open ON mesh_sends(status) WHERE status IN ('queued', 'waiting');
+        CREATE INDEX mesh_sends_transmitted ON mesh_sends(id) WHERE status = 'transmitted';
+        ALTER TABLE mesh_outbox ADD COLUMN send_id INTEGER;
+        CREATE INDEX mesh_outbox_by_send ON mesh_outbox(send_id) WHERE send_id IS NOT NULL;
+        """),
     ]
 }
