@@ -105,5 +105,18 @@ enum MeshSchema {
             updated_at INTEGER NOT NULL
         ) STRICT;
         """),
+        // Issue 11 item 7: a frame a pass died on is counted (`attempts`), and a frame that cannot be processed is
+        // moved aside into `mesh_inbox_quarantine` instead of blocking the inbox.
+        Migration("meshmedia-010-inbox-quarantine", sql: """
+        ALTER TABLE mesh_inbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE mesh_inbox_quarantine (
+            id INTEGER PRIMARY KEY,
+            frame BLOB NOT NULL,
+            reason TEXT NOT NULL CHECK (reason IN ('failed', 'interrupted')),
+            received_at INTEGER NOT NULL,
+            quarantined_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX mesh_inbox_quarantine_by_time ON mesh_inbox_quarantine(quarantined_at);
+        """),
     ]
 }
