@@ -2,7 +2,7 @@ import Runner
 import Store
 
 /// `media-inbox`: processes frames heard from neighbours (see `InboxProcessor`) and deletes them once handled,
-/// so raw frames — legacy file content among them — do not linger in the store.
+/// so raw frames — legacy file content among them — do not linger in the store (deleted with secure delete).
 ///
 /// No frame can block the inbox (`InboxQuarantine`): frames go in batches, each frame marked as attempted first;
 /// a batch that fails is replayed one frame per transaction, and a frame whose processing throws, or that a pass
@@ -27,6 +27,7 @@ struct MediaInboxJob: Job {
         }
         guard try db.queryOne("SELECT 1 FROM mesh_node") != nil else { return .skipped("no-node") }
         let node = try MeshNode.open(context)
+        try SecureDelete.enable(db)
         let processor = InboxProcessor(node: node, media: MediaInbox(database: db, keyring: node.keyring,
                                                                      folder: MediaInbox.folder(forStore: context.storePath)))
         let quarantine = InboxQuarantine(database: db, now: node.now)

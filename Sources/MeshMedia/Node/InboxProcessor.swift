@@ -51,7 +51,7 @@ struct InboxProcessor {
         if !reassembled, packet.recipientID != me, packet.ttl > 1 {
             var relayed = packet
             relayed.ttl -= 1
-            try node.enqueueFrame(try relayed.encoded())
+            try node.enqueue(relayed)
             counts.add("relayed")
         }
         guard forMe else { return }

@@ -68,12 +68,16 @@ final class MeshNode {
     @discardableResult
     func transmit(_ packet: BitchatPacket) throws -> Int {
         let frames = try FragmentPlanner.frames(for: packet, fragmentID: try SecureRandom.bytes(count: 8))
-        for frame in frames { try enqueueFrame(try frame.encoded()) }
+        for frame in frames { try enqueue(frame) }
         return frames.count
     }
 
-    func enqueueFrame(_ bytes: [UInt8]) throws {
-        _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at) VALUES (?, ?)", [bytes, now])
+    /// Puts one frame on the air as it is (a relayed frame keeps its bytes but for the TTL), with its retention:
+    /// a frame carrying a file in the clear is handed over to its next hop and expires early (`OutboxRetention`).
+    func enqueue(_ frame: BitchatPacket) throws {
+        let plan = OutboxRetention.plan(for: frame, me: identity.peerID, now: now)
+        _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at, handover_to, expires_at) VALUES (?, ?, ?, ?)",
+                                 [try frame.encoded(), now, plan.handoverTo, plan.expiresAt])
     }
 
     // MARK: Sessions

@@ -118,5 +118,12 @@ enum MeshSchema {
         ) STRICT;
         CREATE INDEX mesh_inbox_quarantine_by_time ON mesh_inbox_quarantine(quarantined_at);
         """),
+        // Issue 11 item 10: frames that carry a file in the clear (signed legacy fileTransfer and its fragments) name
+        // the neighbour they are handed over to (`handover_to`: deleted once carried there) and expire early.
+        Migration("meshmedia-011-outbox-handover", sql: """
+        ALTER TABLE mesh_outbox ADD COLUMN handover_to BLOB;
+        ALTER TABLE mesh_outbox ADD COLUMN expires_at INTEGER;
+        CREATE INDEX mesh_outbox_by_expiry ON mesh_outbox(expires_at) WHERE expires_at IS NOT NULL;
+        """),
     ]
 }
