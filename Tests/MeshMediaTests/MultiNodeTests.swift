@@ -131,7 +131,7 @@ import TestSupport
         // A hostile radio puts them on the air next to a's node.
         let db = try lab.database("a")
         for packet in [unsigned, forged, stranger, undirected] {
-            _ = try db.execute("INSERT INTO mesh_outbox (frame, created_at) VALUES (?, 0)", [try packet.encoded()])
+            _ = try db.execute("INSERT INTO mesh_outbox (frame, created_at) VALUES (?, ?)", [try packet.encoded(), lab.clock])
         }
         try lab.exchange("a", "b")
         let counts = try lab.pass("b", "media-inbox")

@@ -18,16 +18,23 @@ import Store
 ///   everything else (`NoiseTransport.decrypt`). Signed directed `fileTransfer` → verify against the sender's
 ///   signing key in force (bound, or the one provisional claim) and deliver; unsigned, forged, undirected, from
 ///   an unknown sender or from a peer whose claims conflict → reject.
-/// - Fragments reassemble within the receiver bounds and the whole packet is then handled like any other.
+/// - Fragments reassemble within the receiver bounds and the whole packet is then handled like any other — once:
+///   a fragment of a fragment is refused (as bitchat does), so no attacker-chosen depth is ever recursed into, and
+///   a frame larger than the largest reassembled packet is refused before it is decoded.
 struct InboxProcessor {
     let node: MeshNode
     let media: MediaInbox
 
     /// Handles one frame, adding what happened to `counts` (fixed words only).
     func process(frame: [UInt8], counts: inout Counts) throws {
+        guard frame.count <= Self.maxFrameBytes else { counts.add("rejected_oversize"); return }
         guard let packet = try? BitchatPacket.decode(frame) else { counts.add("malformed"); return }
         try handle(packet, reassembled: false, counts: &counts)
     }
+
+    /// The largest frame worth decoding: a whole packet of the largest reassembly bound with a v2 header, a full
+    /// route and a signature. Anything larger cannot be a frame of a packet this node would accept.
+    static let maxFrameBytes = Reassembly.largeBound + 16 + 8 + 8 + 1 + 255 * 8 + 64
 
     private var me: [UInt8] { node.identity.peerID }
 
@@ -48,7 +55,7 @@ struct InboxProcessor {
         if !reassembled, packet.recipientID != me, packet.ttl > 1 {
             var relayed = packet
             relayed.ttl -= 1
-            try node.enqueueFrame(try relayed.encoded())
+            try node.enqueue(relayed)
             counts.add("relayed")
         }
         guard forMe else { return }
@@ -254,6 +261,8 @@ struct InboxProcessor {
 
     private func handleFragment(_ packet: BitchatPacket, counts: inout Counts) throws {
         guard let fragment = try? Fragment.decode(packet.payload) else { counts.add("malformed"); return }
+        // A fragment of a fragment is refused before anything is stored: reassembly never nests.
+        guard fragment.originalType != BitchatPacket.MessageType.fragment.rawValue else { counts.add("rejected_nested"); return }
         switch try Reassembly(database: node.database).add(fragment, senderID: packet.senderID, now: node.now) {
         case .stored:
             counts.add("fragment_stored")
@@ -262,6 +271,8 @@ struct InboxProcessor {
         case .complete(let bytes):
             counts.add("reassembled")
             guard let inner = try? BitchatPacket.decode(bytes), inner.senderID == packet.senderID else { counts.add("malformed"); return }
+            // The reassembled packet is what its fragments declared, so never itself a fragment: one level only.
+            guard inner.type == fragment.originalType else { counts.add("malformed"); return }
             try handle(inner, reassembled: true, counts: &counts)
         }
     }

@@ -69,12 +69,17 @@ final class MeshNode {
     @discardableResult
     func transmit(_ packet: BitchatPacket, sendID: Int64? = nil) throws -> Int {
         let frames = try FragmentPlanner.frames(for: packet, fragmentID: try SecureRandom.bytes(count: 8))
-        for frame in frames { try enqueueFrame(try frame.encoded(), sendID: sendID) }
+        for frame in frames { try enqueue(frame, sendID: sendID) }
         return frames.count
     }
 
-    func enqueueFrame(_ bytes: [UInt8], sendID: Int64? = nil) throws {
-        _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at, send_id) VALUES (?, ?, ?)", [bytes, now, sendID])
+    /// Puts one frame on the air as it is (a relayed frame keeps its bytes but for the TTL), with its retention:
+    /// a frame carrying a file in the clear is handed over to its next hop and expires early (`OutboxRetention`).
+    /// `sendID` ties the frame to the private-file send it carries.
+    func enqueue(_ frame: BitchatPacket, sendID: Int64? = nil) throws {
+        let plan = OutboxRetention.plan(for: frame, me: identity.peerID, now: now)
+        _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at, handover_to, expires_at, send_id) VALUES (?, ?, ?, ?, ?)",
+                                 [try frame.encoded(), now, plan.handoverTo, plan.expiresAt, sendID])
     }
 
     // MARK: Sessions

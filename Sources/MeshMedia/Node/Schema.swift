@@ -133,5 +133,25 @@ enum MeshSchema {
         ALTER TABLE mesh_outbox ADD COLUMN send_id INTEGER;
         CREATE INDEX mesh_outbox_by_send ON mesh_outbox(send_id) WHERE send_id IS NOT NULL;
         """),
+        // Issue 11 item 7: a frame a pass died on is counted (`attempts`), and a frame that cannot be processed is
+        // moved aside into `mesh_inbox_quarantine` instead of blocking the inbox.
+        Migration("meshmedia-010-inbox-quarantine", sql: """
+        ALTER TABLE mesh_inbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE mesh_inbox_quarantine (
+            id INTEGER PRIMARY KEY,
+            frame BLOB NOT NULL,
+            reason TEXT NOT NULL CHECK (reason IN ('failed', 'interrupted')),
+            received_at INTEGER NOT NULL,
+            quarantined_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX mesh_inbox_quarantine_by_time ON mesh_inbox_quarantine(quarantined_at);
+        """),
+        // Issue 11 item 10: frames that carry a file in the clear (signed legacy fileTransfer and its fragments) name
+        // the neighbour they are handed over to (`handover_to`: deleted once carried there) and expire early.
+        Migration("meshmedia-011-outbox-handover", sql: """
+        ALTER TABLE mesh_outbox ADD COLUMN handover_to BLOB;
+        ALTER TABLE mesh_outbox ADD COLUMN expires_at INTEGER;
+        CREATE INDEX mesh_outbox_by_expiry ON mesh_outbox(expires_at) WHERE expires_at IS NOT NULL;
+        """),
     ]
 }
