@@ -117,13 +117,18 @@ struct SendWakeupsJob: Job {
         }
 
         // 3. Send: one HTTP/2 connection per environment, every push a stream on it, every answer recorded as it arrives.
-        var provider = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now)
-        counts["provider_token_minted"] = provider.minted ? 1 : 0
+        //    (Due Device IDs whose tokens are all dead or already answered need no push and no provider token.)
+        let isCancelled = { (try? context.checkCancellation()) == nil || recorder.failure != nil }
+        var results: [Outcome] = []
+        var provider: (jwt: String, mintedAt: Int64, minted: Bool) = ("", 0, false)
         let client = HTTPClient(options: HTTPClient.Options(connectTimeout: 10, totalTimeout: 60, maxResponseBodyBytes: 4096,
                                                            httpVersion: .http2, tls: TLSOptions(caFile: config.caFile)))
-        let isCancelled = { (try? context.checkCancellation()) == nil || recorder.failure != nil }
-        var results = send(targets.indices.map { $0 }, targets: targets, jwt: provider.jwt, config: config, client: client, now: now,
+        if !targets.isEmpty {
+            provider = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now)
+            results = send(targets.indices.map { $0 }, targets: targets, jwt: provider.jwt, config: config, client: client, now: now,
                            logger: context.logger, isCancelled: isCancelled, recorder: recorder)
+        }
+        counts["provider_token_minted"] = provider.minted ? 1 : 0
 
         let expired = results.indices.filter { results[$0].sent && results[$0].push.action == .remintProviderToken }
         if !expired.isEmpty && !isCancelled() {
