@@ -67,6 +67,7 @@ enum RelayMigrations {
             CREATE INDEX relay_tokens_sent_at ON relay_tokens (sent_at) WHERE sent_at IS NOT NULL;
             CREATE INDEX relay_tokens_result_at ON relay_tokens (result_at) WHERE result_at IS NOT NULL;
             CREATE INDEX relay_devices_last_push ON relay_devices (last_push_at) WHERE last_push_at IS NOT NULL;
+            CREATE INDEX relay_tokens_registered_at ON relay_tokens (registered_at);
             """),
     ]
 }

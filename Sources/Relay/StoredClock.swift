@@ -10,8 +10,9 @@ enum StoredClock {
     static let batchSize = 1000
 
     /// The relay's own times (not APNs's 410 `timestamp`, which is Apple's clock): every one above `now` becomes
-    /// `now`, except that a Device ID whose trigger was pending stays pending (its push time becomes `now - 1`).
-    /// Returns the number of rows changed.
+    /// `now`, except that a Device ID whose trigger was pending stays pending (its push time becomes `now - 1`),
+    /// and a cached provider token minted "in the future" is dropped (its `iat` would be refused, and the re-mint
+    /// rule would keep it until the clock passed it), so the pass mints a fresh one. Returns the number of rows changed.
     static func clampRelay(_ db: Database, now: Int64, checkCancellation: () throws -> Void) throws -> Int {
         let statements: [(sql: String, arguments: [any DatabaseValueConvertible])] = [
             ("""
@@ -25,6 +26,8 @@ enum StoredClock {
              """, [now]),
             ("UPDATE relay_tokens SET sent_at = ?1 WHERE id IN (SELECT id FROM relay_tokens WHERE sent_at > ?1 LIMIT \(Self.batchSize))", [now]),
             ("UPDATE relay_tokens SET result_at = ?1 WHERE id IN (SELECT id FROM relay_tokens WHERE result_at > ?1 LIMIT \(Self.batchSize))", [now]),
+            ("UPDATE relay_tokens SET registered_at = ?1 WHERE id IN (SELECT id FROM relay_tokens WHERE registered_at > ?1 LIMIT \(Self.batchSize))", [now]),
+            ("DELETE FROM relay_provider_token WHERE minted_at > ?1", [now]),
         ]
         var changed = 0
         for statement in statements {

@@ -130,14 +130,15 @@ import TestSupport
         }
     }
 
-    /// A clock that went backwards an hour: the stored push and send times lie in the future. A new trigger is
-    /// pushed once the 30 s window from now has passed, not an hour later, and the repair is logged once.
+    /// A clock that went backwards an hour: the stored registration, push and send times and the cached provider
+    /// token lie in the future. A new trigger is pushed once the 30 s window from now has passed, not an hour
+    /// later, with a provider token issued now, and the repair is logged once.
     @Test func aPushTimeStoredInTheFutureIsTreatedAsNow() throws {
         let standIn = try APNsStandIn()
         defer { standIn.stop() }
         let m = RelayMachine(environment: standIn.environment())
         let device = Fixture.deviceID(72), token = Fixture.token(72)
-        try m.register(device, token, at: t0)
+        try m.register(device, token, at: t0 + 3600)
         try m.trigger(device, at: t0 + 3600)
         #expect(try m.sendWakeups(at: t0 + 3600).counts["delivered"] == 1)
 
@@ -147,13 +148,14 @@ import TestSupport
         #expect(inWindow.exitCode == 0 && inWindow.counts["pushes"] == 0)
         #expect(inWindow.stderr.components(separatedBy: "clock.stored_time_in_future").count == 2, "\(inWindow.stderr)")
         let db = try m.database()
-        #expect(try db.scalar("SELECT count(*) FROM relay_tokens WHERE sent_at > ? OR result_at > ?", [(t0 + 10) * 1000, (t0 + 10) * 1000]) == 0)
+        #expect(try db.scalar("SELECT count(*) FROM relay_tokens WHERE sent_at > ?1 OR result_at > ?1 OR registered_at > ?1", [(t0 + 10) * 1000]) == 0)
         #expect(try db.scalar("SELECT count(*) FROM relay_devices WHERE last_push_at > ? OR last_trigger_at > ?", [(t0 + 10) * 1000, (t0 + 10) * 1000]) == 0)
 
         let after = try m.sendWakeups(at: t0 + 41)
         #expect(after.exitCode == 0 && after.counts["devices"] == 1 && after.counts["delivered"] == 1, "\(after)")
         #expect(!after.stderr.contains("clock.stored_time_in_future"))
         #expect(try pushed(standIn) == [token, token])
+        #expect(try standIn.received().compactMap { $0["iat"] as? Int64 } == [t0 + 3600, t0 + 41], "a provider token issued now, not in the future")
         for output in [inWindow.stderr, after.stderr] { #expect(!output.contains(token) && !output.contains(device)) }
     }
 }
