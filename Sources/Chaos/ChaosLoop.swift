@@ -2,11 +2,14 @@ import Foundation
 
 /// The kill loop: measures one undisturbed pass, then runs rounds of "SIGKILL the pass at a uniformly random
 /// moment of its measured duration (1–3 times), rerun it undisturbed until the work is settled, check the
-/// invariants", until the requested number of kills has landed.
+/// invariants", until the requested number of kills has landed. With `signal = SIGTERM` the passes are stopped
+/// gracefully instead (a stopped pass exits 75), as systemd stops a unit.
 public struct ChaosLoop {
     public let process: ChaosProcess
     public let kills: Int
     public let seed: UInt64
+    /// The signal that stops a pass: SIGKILL (default) or SIGTERM.
+    public var signal: Int32 = SIGKILL
     /// Called with a line of progress (the bench prints it; tests ignore it).
     public var progress: (String) -> Void = { _ in }
 
@@ -60,7 +63,7 @@ public struct ChaosLoop {
             for _ in 0..<planned {
                 let delay = Double.random(in: 0..<max(measured, 0.001), using: &random)
                 let arguments = scenario.nextPassArguments(settling: false, random: &random)
-                let outcome = try process.run(arguments, killAfter: delay)
+                let outcome = try process.run(arguments, killAfter: delay, signal: signal)
                 if outcome.killed {
                     report.kills += 1
                     report.violations += try scenario.afterKill().map { "round \(round), right after kill \(report.kills): \($0)" }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Runs the built `job` as a real process, to completion or until a SIGKILL at a chosen moment.
+/// Runs the built `job` as a real process, to completion or until a SIGKILL (or SIGTERM) at a chosen moment.
 public struct ChaosProcess: Sendable {
     /// The `job` executable.
     public let executable: String
@@ -28,10 +28,13 @@ public struct ChaosProcess: Sendable {
         public let seconds: Double
     }
 
-    /// Runs `job arguments…`; when `killAfter` is given, sends SIGKILL that many seconds after the spawn
-    /// (if the process is still running then). A process not done after `timeout` seconds is killed and
-    /// reported as a failure by the caller (exit code nil, `killed` false).
-    public func run(_ arguments: [String], killAfter: Double? = nil, timeout: Double = 300, stdin: String? = nil) throws -> Outcome {
+    /// Runs `job arguments…`; when `killAfter` is given, sends `signal` (SIGKILL unless told) that many seconds
+    /// after the spawn (if the process is still running then). A process not done after `timeout` seconds is
+    /// SIGKILLed and reported as a failure by the caller (exit code nil, `killed` false).
+    ///
+    /// With SIGTERM the job stops gracefully: it counts as killed when it exited 75 (stopped) or died of the
+    /// signal (before its handler was installed); an exit 0 means the signal came too late to matter.
+    public func run(_ arguments: [String], killAfter: Double? = nil, signal: Int32 = SIGKILL, timeout: Double = 300, stdin: String? = nil) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -55,12 +58,20 @@ public struct ChaosProcess: Sendable {
         func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
         try process.run()
         var killed = false
-        let deadline = killAfter ?? timeout
+        var graceful = false
+        var deadline = killAfter ?? timeout
         while process.isRunning {
             if elapsed() >= deadline {
-                if kill(process.processIdentifier, SIGKILL) == 0 {
-                    killed = killAfter != nil
+                if killAfter != nil && !graceful && !killed && signal != SIGKILL {
+                    // SIGTERM: let the pass stop on its own, within the timeout.
+                    if kill(process.processIdentifier, signal) == 0 { graceful = true }
+                    deadline = timeout
+                    continue
                 }
+                if kill(process.processIdentifier, SIGKILL) == 0 {
+                    killed = killAfter != nil && !graceful
+                }
+                graceful = false
                 break
             }
             let remaining = deadline - elapsed()
@@ -71,6 +82,7 @@ public struct ChaosProcess: Sendable {
         let signalled = process.terminationReason == .uncaughtSignal
         // A kill sent just as the process was exiting on its own does not count as a kill.
         if killed && !signalled { killed = false }
+        if graceful { killed = signalled || process.terminationStatus == 75 }
         let stdout = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         let stderr = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
         return Outcome(exitCode: signalled ? nil : process.terminationStatus, killed: killed, stdout: stdout, stderr: stderr, seconds: seconds)

@@ -44,7 +44,8 @@ public struct ChaosStore: Sendable {
 
     /// The checks every job shares after a settled round: the file is sound, foreign keys hold, the ledger
     /// shows no pass still `running`, no failed pass but the abandoned (killed) ones, and no lease left.
-    public static func commonViolations(_ db: Database) throws -> [String] {
+    /// `stopped`: passes stopped by SIGTERM (failed/`cancelled`) are expected too (a graceful kill loop).
+    public static func commonViolations(_ db: Database, stopped: Bool = false) throws -> [String] {
         var violations: [String] = []
         let integrity: String? = try db.scalar("PRAGMA integrity_check")
         if integrity != "ok" { violations.append("integrity_check: \(integrity ?? "nil")") }
@@ -54,7 +55,8 @@ public struct ChaosStore: Sendable {
         if running != 0 { violations.append("ledger: \(running) pass(es) still marked running after the settled rerun") }
         // A killed pass is recorded by the pass that takes its lease over as failed/abandoned (the loop checks
         // their number against the kills); any other failure is a violation.
-        let failed = try db.query("SELECT coalesce(reason, '-'), exit_code FROM job_runs WHERE outcome = 'failed' AND coalesce(reason, '') <> 'abandoned'")
+        let expected = stopped ? "('abandoned', 'cancelled')" : "('abandoned')"
+        let failed = try db.query("SELECT coalesce(reason, '-'), exit_code FROM job_runs WHERE outcome = 'failed' AND coalesce(reason, '') NOT IN \(expected)")
         if !failed.isEmpty {
             let reasons = try failed.map { "\(try $0.get(0, as: String.self))/\(try $0.get(1, as: Int?.self).map(String.init) ?? "-")" }
             violations.append("ledger: \(failed.count) failed pass(es): \(reasons.joined(separator: ", "))")

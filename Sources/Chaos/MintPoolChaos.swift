@@ -87,10 +87,15 @@ public final class MintPoolChaos: ChaosScenario {
         guard let address = did.split(separator: ":").last.map({ String($0).lowercased() }) else { return violations + ["no identity"] }
         var bad = 0
         var days: [Int64] = []
-        try db.forEachRow("SELECT day, sealed_token FROM token_pool_slots WHERE generation_id = ? ORDER BY day", [id]) { row in
+        // Each token is sealed bound to its row: the identity's DID, the generation's seal context, its slot and day.
+        let context: [UInt8]? = try db.scalar("SELECT seal_context FROM token_pool_generations WHERE id = ?", [id])
+        let storedDID: String? = try db.scalar("SELECT i.did FROM token_pool_generations g JOIN token_pool_identities i ON i.id = g.identity_id WHERE g.id = ?", [id])
+        guard let context, let storedDID else { return violations + ["the new pool has no seal context or identity"] }
+        try db.forEachRow("SELECT day, sealed_token, slot FROM token_pool_slots WHERE generation_id = ? ORDER BY day", [id]) { row in
             let day = try row.get(0, as: Int64.self)
             days.append(day)
-            guard let token = try? keyring.open(try row.get(1, as: [UInt8].self), purpose: "token-pool-jwt").copyBytes(),
+            let purpose = "token-pool-jwt v2|pool=\(Hex.encode(context))|did=\(storedDID)|slot=\(try row.get(2, as: Int.self))|day=\(day)"
+            guard let token = try? keyring.open(try row.get(1, as: [UInt8].self), purpose: purpose).copyBytes(),
                   Self.isValid(token, day: day, address: address) else { bad += 1; return }
         }
         if bad > 0 { violations.append("\(bad) token(s) unreadable, badly signed or not valid for their day") }

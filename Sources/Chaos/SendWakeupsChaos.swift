@@ -9,12 +9,17 @@ import Store
 ///
 /// The passes of a round run on an injected clock: the killed passes and the first rerun come 0–20 s
 /// apart (so reruns land inside the window of the pass they follow), later reruns 31 s apart.
+///
+/// `graceful` (passes stopped by SIGTERM, `ChaosLoop.signal`): every answer received is recorded before the pass
+/// exits, so the stricter rule holds — each due token is pushed exactly once for the round's one trigger, even
+/// by reruns after the window.
 public final class SendWakeupsChaos: ChaosScenario {
     public let job = "send-wakeups"
     let store: ChaosStore
     let process: ChaosProcess
     let tokens: Int
     let seed: UInt64
+    let graceful: Bool
     let t0: Int64 = 1_780_000_000
 
     /// Per token (index k = token id − 1): the stand-in's scripted status, whether it must be pushed.
@@ -29,11 +34,12 @@ public final class SendWakeupsChaos: ChaosScenario {
     /// Set once the round's first undisturbed pass has run: later ones come 31 s apart.
     private var isAfterFirstSettle = false
 
-    public init(store: ChaosStore, process: ChaosProcess, tokens: Int, seed: UInt64) {
+    public init(store: ChaosStore, process: ChaosProcess, tokens: Int, seed: UInt64, graceful: Bool = false) {
         self.store = store
         self.process = process
         self.tokens = tokens - tokens % 2
         self.seed = seed
+        self.graceful = graceful
     }
 
     /// The stand-in's endpoint and provider key (after `prepare`).
@@ -127,19 +133,21 @@ public final class SendWakeupsChaos: ChaosScenario {
         }
         if refused > 0 { violations.append("the stand-in refused \(refused) malformed request(s)") }
         if unknown > 0 { violations.append("\(unknown) request(s) for no seeded token") }
-        var doubled = 0, lost = 0, unwanted = 0
+        var doubled = 0, lost = 0, unwanted = 0, repeated = 0
         for k in 0..<tokens {
             let times = (pushes[k] ?? []).sorted()
             if due[k] && times.isEmpty { lost += 1 }
             if !due[k] && !times.isEmpty { unwanted += 1 }
             if zip(times, times.dropFirst()).contains(where: { $1 - $0 < 30 }) { doubled += 1 }
+            if times.count > 1 { repeated += 1 }
         }
         if doubled > 0 { violations.append("\(doubled) token(s) pushed twice within one 30 s window") }
+        if graceful && repeated > 0 { violations.append("\(repeated) token(s) pushed more than once for the round's one trigger (passes stopped by SIGTERM)") }
         if lost > 0 { violations.append("\(lost) due token(s) never pushed") }
         if unwanted > 0 { violations.append("\(unwanted) token(s) pushed that were not due") }
 
         let db = try Database(path: store.store)
-        violations += try ChaosStore.commonViolations(db)
+        violations += try ChaosStore.commonViolations(db, stopped: graceful)
         var wrongResult = 0
         try db.forEachRow("SELECT id, result_status, retry_due FROM relay_tokens ORDER BY id") { row in
             let k = Int(try row.get(0, as: Int64.self)) - 1

@@ -63,8 +63,12 @@ public final class HTTPClient: Sendable {
     /// least every 200 ms while waiting. Once it returns true no further request starts: those fail with
     /// `HTTPError.cancelled`; transfers already in flight finish (bounded by `Options.totalTimeout`), so a
     /// request is never left in an unknown half-sent state by the cancellation itself.
+    ///
+    /// `onResult`, when given, is called with (request index, result) as each request finishes — on the calling
+    /// thread, between libcurl steps — so a caller can record answers as they arrive rather than at the end.
     public func batchWithStatistics(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
-                                    isCancelled: (() -> Bool)? = nil) -> BatchOutcome {
+                                    isCancelled: (() -> Bool)? = nil,
+                                    onResult: ((Int, Result<HTTPResponse, HTTPError>) -> Void)? = nil) -> BatchOutcome {
         var results = [Result<HTTPResponse, HTTPError>?](repeating: nil, count: requests.count)
         var connections = 0
         func outcome() -> BatchOutcome {
@@ -167,7 +171,9 @@ public final class HTTPClient: Sendable {
                     _ = shim_curl_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &privateValue)
                     let slot = Int(bitPattern: privateValue) - 1
                     guard slot >= 0, slot < slotCount, requestInSlot[slot] >= 0 else { continue }
-                    results[requestInSlot[slot]] = finish(handle, code: code, state: states[slot], options: options)
+                    let finished = finish(handle, code: code, state: states[slot], options: options)
+                    results[requestInSlot[slot]] = finished
+                    onResult?(requestInSlot[slot], finished)
                     connections += newConnections(handle)
                     release(slot: slot, handle: handle)
                     active -= 1

@@ -43,6 +43,8 @@ enum APNsPush {
             }
             if let number = object["timestamp"] as? NSNumber { timestamp = number.int64Value }
         }
+        // 413 has one reason; recorded even when the body did not say it, so the token is marked dead.
+        if response.status == 413 && reason == nil { reason = "PayloadTooLarge" }
         let action = APNsResponseAction.classify(status: response.status, reason: reason)
         return Result(status: response.status, reason: reason, invalidatedAt: response.status == 410 ? timestamp : nil, action: action)
     }

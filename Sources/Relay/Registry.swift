@@ -70,13 +70,24 @@ struct Registry {
 
     /// Records an accepted trigger: the observation time for `deviceID` (never moved backwards).
     /// False when the Device ID holds no registration (the front-end refuses such a trigger).
+    ///
+    /// The trigger is always left pending: a push or an answer stored at or after `now` (the clock went backwards,
+    /// or they share the millisecond) is treated as having happened just before it (`now - 1`), so the Device ID is
+    /// pushed once the debounce window allows, never held back until the clock passes the stored time.
     func recordTrigger(deviceID: String, now: Int64) throws -> Bool {
         let dIndex = deviceIndex(deviceID)
         return try database.write { db in
+            let updated = try db.execute("""
+                UPDATE relay_devices SET last_trigger_at = max(coalesce(last_trigger_at, 0), ?1),
+                    last_push_at = CASE WHEN last_push_at >= ?1 THEN ?1 - 1 ELSE last_push_at END
+                WHERE device_index = ?2 AND EXISTS (SELECT 1 FROM relay_tokens WHERE relay_tokens.device_id = relay_devices.id)
+                """, [now, dIndex])
+            guard updated > 0 else { return false }
             try db.execute("""
-                UPDATE relay_devices SET last_trigger_at = max(coalesce(last_trigger_at, 0), ?)
-                WHERE device_index = ? AND EXISTS (SELECT 1 FROM relay_tokens WHERE relay_tokens.device_id = relay_devices.id)
-                """, [now, dIndex]) > 0
+                UPDATE relay_tokens SET result_at = ?1 - 1
+                WHERE device_id = (SELECT id FROM relay_devices WHERE device_index = ?2) AND result_at >= ?1
+                """, [now, dIndex])
+            return true
         }
     }
 

@@ -58,5 +58,16 @@ enum RelayMigrations {
         Migration("relay-002-token-sent-at", sql: """
             ALTER TABLE relay_tokens ADD COLUMN sent_at INTEGER;
             """),
+        // 413 PayloadTooLarge joins the dead-token reasons: the partial index follows `TokenCleanup.invalidReasonsSQL`.
+        // The `sent_at` and push-time indexes make the future-stamp check (`StoredClock`) an index probe.
+        Migration("relay-003-dead-reasons-and-clock", sql: """
+            DROP INDEX relay_tokens_invalid;
+            CREATE INDEX relay_tokens_invalid ON relay_tokens (id)
+                WHERE result_reason IN ('BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered', 'ExpiredToken', 'PayloadTooLarge');
+            CREATE INDEX relay_tokens_sent_at ON relay_tokens (sent_at) WHERE sent_at IS NOT NULL;
+            CREATE INDEX relay_tokens_result_at ON relay_tokens (result_at) WHERE result_at IS NOT NULL;
+            CREATE INDEX relay_devices_last_push ON relay_devices (last_push_at) WHERE last_push_at IS NOT NULL;
+            CREATE INDEX relay_tokens_registered_at ON relay_tokens (registered_at);
+            """),
     ]
 }

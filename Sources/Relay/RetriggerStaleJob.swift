@@ -27,7 +27,14 @@ struct RetriggerStaleJob: Job {
         let config = try HelperConfiguration(environment: context.environment)
         let db = context.database
         let now = context.nowMilliseconds
-        let state = try RetriggerState.load(db)
+        var state = try RetriggerState.load(db)
+        // A clock that went backwards: a stored time in the future is treated as now (and stored as now).
+        let repaired = state.clamped(now: now, cadenceSeconds: config.cadenceSeconds)
+        if repaired.changed {
+            context.logger.warn("clock.stored_time_in_future")
+            state = repaired.state
+            if !context.dryRun { try state.save(db) }
+        }
         if let skip = state.skipReason(now: now, cadenceSeconds: config.cadenceSeconds) {
             context.logger.info("retrigger.skipped", ["reason": .of(skip)])
             switch skip {

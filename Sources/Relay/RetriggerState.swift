@@ -25,6 +25,20 @@ struct RetriggerState: Equatable {
         return nil
     }
 
+    /// The state with stored times the clock cannot have produced treated as now (the clock went backwards since
+    /// they were stored): a last send or check in the future becomes `now`; an inactive re-check or back-off instant
+    /// further ahead than its longest span (one cadence, at least a minute) is brought back to `now` plus that span.
+    /// `changed` tells whether anything was repaired (logged once as `clock.stored_time_in_future`, then stored).
+    func clamped(now: Int64, cadenceSeconds: Int) -> (state: RetriggerState, changed: Bool) {
+        var next = self
+        let span = max(Int64(cadenceSeconds) * 1000, 60_000)
+        if let sent = lastSentAt, sent > now { next.lastSentAt = now }
+        if let checked = lastCheckedAt, checked > now { next.lastCheckedAt = now }
+        if let until = inactiveUntilAt, until > now + span { next.inactiveUntilAt = now + span }
+        if let until = backoffUntilAt, until > now + span { next.backoffUntilAt = now + span }
+        return (next, next != self)
+    }
+
     /// Back-off stored after a pass exhausted its tries: one minute, doubling per failed pass, at most one cadence.
     static func transientBackoffMilliseconds(failures: Int, cadenceSeconds: Int) -> Int64 {
         let doubled = 60_000 * (Int64(1) << Int64(min(max(failures - 1, 0), 20)))

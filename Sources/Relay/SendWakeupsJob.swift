@@ -1,4 +1,5 @@
 import Cryptography
+import Foundation
 import HTTPClient
 import Runner
 import Store
@@ -6,13 +7,21 @@ import Store
 /// `send-wakeups`: turns observed triggers into silent APNs pushes.
 ///
 /// One pass: every Device ID with a trigger observed since its last push (and not pushed in the last 30 s)
-/// gets a silent background push on each of its tokens, plus every token whose last push must be retried
-/// (429, 5xx, no answer). All pushes of an environment go as streams of one multiplexed HTTP/2 connection.
-/// Each answer is recorded on its token (latest result only); `clean-tokens` acts on dead ones later.
-/// `ExpiredProviderToken` re-mints the provider JWT once (if the cached one is at least 20 minutes old)
-/// and re-sends those pushes. Each token is stamped (`sent_at`) before its push leaves: a pass killed after
-/// sending and before recording sends again once the 30 s window has passed, never within it — wake-ups
-/// are at-least-once, and never doubled inside one window (`WakeupDebounce`).
+/// gets a silent background push on each of its live tokens, plus every token whose last push must be retried
+/// (429, 5xx, no answer). A token is skipped when it is dead (its answer said `BadDeviceToken`,
+/// `DeviceTokenNotForTopic`, `Unregistered`, `ExpiredToken` or `PayloadTooLarge` — the `clean-tokens` rule) or
+/// when it already has an answer for the Device ID's latest trigger (a pass stopped part-way leaves those).
+/// All pushes of an environment go as streams of one multiplexed HTTP/2 connection.
+///
+/// Each answer is recorded on its token as it arrives (latest result only), in small transactions, so a pass
+/// stopped anywhere keeps every answer it received. SIGTERM stops handing out new pushes, waits for the ones in
+/// flight (bounded by the 60 s request timeout, inside systemd's default 90 s stop timeout), records them,
+/// releases the stamps of the pushes never sent, and exits 75. `ExpiredProviderToken` re-mints the provider JWT
+/// once (if the cached one is at least 20 minutes old) and re-sends those pushes. A per-token refusal never
+/// fails the pass; only answers that condemn the provider credential or topic do (78), after everything was
+/// recorded and counted. Each token is stamped (`sent_at`) before its push leaves: a pass killed (SIGKILL) after
+/// sending and before recording sends again once the 30 s window has passed, never within it
+/// (`WakeupDebounce`). Stored times ahead of the clock are repaired first (`StoredClock`).
 struct SendWakeupsJob: Job {
     let name = "send-wakeups"
     let summary = "send silent APNs pushes for triggered Device IDs (30 s debounce), record each token's answer"
@@ -32,6 +41,8 @@ struct SendWakeupsJob: Job {
         let tokenRow: Int64
         let token: String
         let environment: APNsEnvironment
+        /// Its `sent_at` before this pass stamped it (restored when the push is never sent).
+        let previousSentAt: Int64?
     }
 
     func run(_ context: JobContext) throws -> JobResult {
@@ -41,25 +52,36 @@ struct SendWakeupsJob: Job {
         let now = context.nowMilliseconds
         var counts = Counts()
 
-        // 1. The work: due devices (their triggers are consumed) and tokens awaiting a retry.
-        let (dueDevices, rows) = try db.read { db -> ([Int64], [(Int64, [UInt8], String)]) in
+        // 0. A clock that went backwards: stored times in the future are treated as now (and stored as now).
+        if !context.dryRun, try StoredClock.clampRelay(db, now: now, checkCancellation: context.checkCancellation) > 0 {
+            context.logger.warn("clock.stored_time_in_future")
+        }
+
+        // 1. The work: the live tokens of due devices not yet answered for the latest trigger, and retries.
+        let (dueDevices, rows) = try db.read { db -> ([Int64], [(Int64, [UInt8], String, Int64?)]) in
             let window = now - WakeupDebounce.windowMilliseconds
             let devices: [Int64] = try db.query("SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass)",
                                                 [window, window]).map { try $0.get(0) }
-            var rows: [(Int64, [UInt8], String)] = []
+            var rows: [(Int64, [UInt8], String, Int64?)] = []
             var seen = Set<Int64>()
             try db.forEachRow("""
-                SELECT id, token_sealed, environment FROM relay_tokens WHERE device_id IN (
+                SELECT t.id, t.token_sealed, t.environment, t.sent_at FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
+                WHERE t.device_id IN (
                     SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass))
-                ORDER BY id
+                AND NOT \(TokenCleanup.deadSQL("t"))
+                AND NOT (t.retry_due = 0 AND t.result_at IS NOT NULL AND t.result_at >= dd.last_trigger_at)
+                ORDER BY t.id
                 """, [window, window]) { row in
                 let id: Int64 = try row.get(0)
                 seen.insert(id)
-                rows.append((id, try row.get(1), try row.get(2)))
+                rows.append((id, try row.get(1), try row.get(2), try row.get(3)))
             }
-            for row in try db.query("SELECT id, token_sealed, environment FROM relay_tokens WHERE retry_due = 1 AND \(WakeupDebounce.mayPushSQL)", [window]) {
+            for row in try db.query("""
+                SELECT id, token_sealed, environment, sent_at FROM relay_tokens WHERE retry_due = 1 AND \(WakeupDebounce.mayPushSQL)
+                AND NOT \(TokenCleanup.deadSQL())
+                """, [window]) {
                 let id: Int64 = try row.get(0)
-                if seen.insert(id).inserted { rows.append((id, try row.get(1), try row.get(2))) }
+                if seen.insert(id).inserted { rows.append((id, try row.get(1), try row.get(2), try row.get(3))) }
             }
             return (devices, rows)
         }
@@ -71,17 +93,22 @@ struct SendWakeupsJob: Job {
         var targets: [Target] = []
         targets.reserveCapacity(rows.count)
         var unreadable = 0
-        for (id, sealed, environment) in rows {
+        for (id, sealed, environment, sentAt) in rows {
             guard let opened = try? registry.keyring.open(sealed, purpose: Registry.tokenPurpose),
                   let env = APNsEnvironment(rawValue: environment) else { unreadable += 1; continue }
-            targets.append(Target(tokenRow: id, token: String(decoding: opened.copyBytes(), as: UTF8.self), environment: env))
+            targets.append(Target(tokenRow: id, token: String(decoding: opened.copyBytes(), as: UTF8.self), environment: env, previousSentAt: sentAt))
         }
         if unreadable > 0 { counts["unreadable"] = unreadable }
 
         // 2. Stamp every token about to be pushed (committed before the first push leaves), so a pass killed
-        //    from here on cannot make its rerun push these tokens again within the debounce window.
+        //    from here on cannot make its rerun push these tokens again within the debounce window. Stopped
+        //    while stamping, the stamps are released again: nothing was sent.
+        let recorder = AnswerRecorder(database: db, targets: targets, now: now)
         for start in stride(from: 0, to: targets.count, by: Self.batchSize) {
-            try context.checkCancellation()
+            if (try? context.checkCancellation()) == nil {
+                try recorder.releaseStamps(targets.indices.prefix(start))
+                throw JobError.cancelled
+            }
             try db.write { db in
                 for target in targets[start..<min(start + Self.batchSize, targets.count)] {
                     try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ?", [now, target.tokenRow])
@@ -89,48 +116,61 @@ struct SendWakeupsJob: Job {
             }
         }
 
-        // 3. Send: one HTTP/2 connection per environment, every push a stream on it.
-        var provider = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now)
-        counts["provider_token_minted"] = provider.minted ? 1 : 0
+        // 3. Send: one HTTP/2 connection per environment, every push a stream on it, every answer recorded as it arrives.
+        //    (Due Device IDs whose tokens are all dead or already answered need no push and no provider token.)
+        let isCancelled = { (try? context.checkCancellation()) == nil || recorder.failure != nil }
+        var results: [Outcome] = []
+        var provider: (jwt: String, mintedAt: Int64, minted: Bool) = ("", 0, false)
         let client = HTTPClient(options: HTTPClient.Options(connectTimeout: 10, totalTimeout: 60, maxResponseBodyBytes: 4096,
                                                            httpVersion: .http2, tls: TLSOptions(caFile: config.caFile)))
-        let isCancelled = { (try? context.checkCancellation()) == nil }
-        var results = send(targets, jwt: provider.jwt, config: config, client: client, now: now, logger: context.logger, isCancelled: isCancelled)
+        if !targets.isEmpty {
+            provider = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now)
+            results = send(targets.indices.map { $0 }, targets: targets, jwt: provider.jwt, config: config, client: client, now: now,
+                           logger: context.logger, isCancelled: isCancelled, recorder: recorder)
+        }
+        counts["provider_token_minted"] = provider.minted ? 1 : 0
 
-        let expired = results.indices.filter { results[$0].action == .remintProviderToken }
-        if !expired.isEmpty {
+        let expired = results.indices.filter { results[$0].sent && results[$0].push.action == .remintProviderToken }
+        if !expired.isEmpty && !isCancelled() {
             let renewed = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now, rejectedAsExpired: true)
             if renewed.minted {
                 provider = renewed
                 counts["provider_token_reminted"] = 1
                 context.logger.info("apns.provider_token_reminted", ["pushes": .int(expired.count)])
-                let again = send(expired.map { targets[$0] }, jwt: provider.jwt, config: config, client: client, now: now, logger: context.logger,
-                                 isCancelled: isCancelled)
-                for (offset, index) in expired.enumerated() { results[index] = again[offset] }
+                let again = send(expired, targets: targets, jwt: provider.jwt, config: config, client: client, now: now, logger: context.logger,
+                                 isCancelled: isCancelled, recorder: recorder)
+                for (offset, index) in expired.enumerated() where again[offset].sent { results[index] = again[offset] }
             } else {
                 context.logger.warn("apns.provider_token_remint_deferred", ["pushes": .int(expired.count)])
             }
         }
+        try recorder.flush()
 
-        try context.checkCancellation()
-        // 4. Record each token's answer and consume the devices' triggers, in bounded transactions.
-        for start in stride(from: 0, to: targets.count, by: Self.batchSize) {
-            try context.checkCancellation()
-            let end = min(start + Self.batchSize, targets.count)
-            try db.write { db in
-                for index in start..<end {
-                    let result = results[index]
-                    let retry = [.retryNextPass, .remintProviderToken, .configuration].contains(result.action) ? 1 : 0
-                    if let status = result.status {
-                        try db.execute("""
-                            UPDATE relay_tokens SET result_status = ?, result_reason = ?, result_at = ?, invalidated_at = ?, retry_due = ? WHERE id = ?
-                            """, [status, result.reason, now, result.invalidatedAt, retry, targets[index].tokenRow])
-                    } else {
-                        try db.execute("UPDATE relay_tokens SET retry_due = 1 WHERE id = ?", [targets[index].tokenRow])
-                    }
-                }
-            }
+        var tally: [APNsResponseAction: Int] = [:]
+        var transport = 0, notSent = 0
+        for result in results {
+            guard result.sent else { notSent += 1; continue }
+            tally[result.push.action, default: 0] += 1
+            if result.push.status == nil { transport += 1 }
         }
+        counts["delivered"] = tally[.delivered] ?? 0
+        counts["invalid"] = tally[.invalidToken] ?? 0
+        counts["retry"] = (tally[.retryNextPass] ?? 0) + (tally[.remintProviderToken] ?? 0)
+        counts["rejected"] = tally[.rejected] ?? 0
+        counts["configuration"] = tally[.configuration] ?? 0
+        counts["transport_failures"] = transport
+        if notSent > 0 { counts["not_sent"] = notSent }
+        // Whatever happens next, the ledger reports what was sent and recorded.
+        context.committed = counts
+
+        if let failure = recorder.failure { throw failure }
+        if notSent > 0 {
+            // Stopped part-way: the answers received are recorded; the triggers stay for the rerun, which pushes
+            // only the tokens still without an answer (after the debounce window).
+            throw JobError.cancelled
+        }
+
+        // 4. Consume the devices' triggers, in bounded transactions.
         for start in stride(from: 0, to: dueDevices.count, by: Self.batchSize) {
             try context.checkCancellation()
             try db.write { db in
@@ -140,21 +180,8 @@ struct SendWakeupsJob: Job {
             }
         }
 
-        var tally: [APNsResponseAction: Int] = [:]
-        var transport = 0
-        for result in results {
-            tally[result.action, default: 0] += 1
-            if result.status == nil { transport += 1 }
-        }
-        counts["delivered"] = tally[.delivered] ?? 0
-        counts["invalid"] = tally[.invalidToken] ?? 0
-        counts["retry"] = (tally[.retryNextPass] ?? 0) + (tally[.remintProviderToken] ?? 0)
-        counts["rejected"] = tally[.rejected] ?? 0
-        counts["configuration"] = tally[.configuration] ?? 0
-        counts["transport_failures"] = transport
-
         if (tally[.configuration] ?? 0) > 0 {
-            throw JobError.configuration("apns-refused", "APNs refused the provider key, topic or endpoint; check the APNS_* settings (the pushes are retried next pass)")
+            throw JobError.configuration("apns-refused", "APNs refused the provider key, topic or endpoint; check the APNS_* settings (those pushes are retried next pass)")
         }
         if !targets.isEmpty && transport == targets.count {
             throw JobError.transient("apns-unreachable", "APNs could not be reached; the pushes are retried next pass")
@@ -165,20 +192,37 @@ struct SendWakeupsJob: Job {
         return .completed(counts)
     }
 
-    /// Sends `targets` (grouped by environment, one multiplexed connection each); results in `targets` order.
-    private func send(_ targets: [Target], jwt: String, config: APNsConfiguration, client: HTTPClient, now: Int64, logger: Logger,
-                      isCancelled: @escaping () -> Bool) -> [APNsPush.Result] {
-        var results = [APNsPush.Result?](repeating: nil, count: targets.count)
+    /// One push's fate: `sent` false when it was never handed to APNs (the pass was stopped first).
+    struct Outcome {
+        var push: APNsPush.Result
+        var sent: Bool
+    }
+
+    /// Sends the targets at `selected` (grouped by environment, one multiplexed connection each), recording each
+    /// answer through `recorder` as it arrives; results in `selected` order.
+    private func send(_ selected: [Int], targets: [Target], jwt: String, config: APNsConfiguration, client: HTTPClient, now: Int64, logger: Logger,
+                      isCancelled: @escaping () -> Bool, recorder: AnswerRecorder) -> [Outcome] {
+        var results = [Outcome?](repeating: nil, count: selected.count)
         for environment in APNsEnvironment.allCases {
-            let indices = targets.indices.filter { targets[$0].environment == environment }
-            guard !indices.isEmpty else { continue }
+            let positions = selected.indices.filter { targets[selected[$0]].environment == environment }
+            guard !positions.isEmpty else { continue }
             let base = config.baseURL(for: environment)
-            let requests = indices.map { APNsPush.request(baseURL: base, token: targets[$0].token, jwt: jwt, topic: config.topic, nowMilliseconds: now) }
-            // SIGTERM stops handing out new pushes; the pass then ends with 75 before recording, and the next
-            // pass sends these Device IDs again (at-least-once).
-            let outcome = client.batchWithStatistics(requests, maxConcurrentStreams: Self.maxConcurrentStreams, isCancelled: isCancelled)
-            for (offset, index) in indices.enumerated() { results[index] = APNsPush.result(outcome.results[offset]) }
-            logger.info("apns.batch", ["environment": .of(environment), "pushes": .int(indices.count), "connections": .int(outcome.connectionsOpened)])
+            let requests = positions.map { APNsPush.request(baseURL: base, token: targets[selected[$0]].token, jwt: jwt, topic: config.topic, nowMilliseconds: now) }
+            var recorded = Set<Int>()
+            let outcome = client.batchWithStatistics(requests, maxConcurrentStreams: Self.maxConcurrentStreams, isCancelled: isCancelled) { offset, answer in
+                recorded.insert(offset)
+                recorder.record(target: selected[positions[offset]], answer)
+            }
+            for (offset, position) in positions.enumerated() {
+                let answer = outcome.results[offset]
+                if !recorded.contains(offset) { recorder.record(target: selected[position], answer) }
+                if case .failure(.cancelled) = answer {
+                    results[position] = Outcome(push: APNsPush.result(answer), sent: false)
+                } else {
+                    results[position] = Outcome(push: APNsPush.result(answer), sent: true)
+                }
+            }
+            logger.info("apns.batch", ["environment": .of(environment), "pushes": .int(positions.count), "connections": .int(outcome.connectionsOpened)])
         }
         return results.map { $0! }
     }

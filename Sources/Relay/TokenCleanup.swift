@@ -4,7 +4,7 @@ import Store
 /// The rule `clean-tokens` applies, as a pure function and as the equivalent SQL, plus the batched delete.
 ///
 /// A token is removed when its latest recorded APNs result says it is dead (`BadDeviceToken`,
-/// `DeviceTokenNotForTopic`, `Unregistered`, `ExpiredToken`) and that verdict is newer than its latest
+/// `DeviceTokenNotForTopic`, `Unregistered`, `ExpiredToken`, `PayloadTooLarge`) and that verdict is newer than its latest
 /// registration: for a 410, APNs's own `timestamp` (when it learned the token was invalid) must not be
 /// earlier than the registration time — the 410 is delayed by design and a token provisioned again since is
 /// live; for the others, the result must have been recorded at or after the registration.
@@ -21,12 +21,16 @@ public enum TokenCleanup {
     }
 
     /// The reason filter, written exactly as the partial index `relay_tokens_invalid` so SQLite uses it.
-    static let invalidReasonsSQL = "result_reason IN ('BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered', 'ExpiredToken')"
+    static let invalidReasonsSQL = "result_reason IN ('BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered', 'ExpiredToken', 'PayloadTooLarge')"
+
+    /// The token is dead by this rule: `send-wakeups` never pushes it (it waits for `clean-tokens`). NULL-safe, so
+    /// it can be negated.
+    static func deadSQL(_ alias: String = "") -> String { "coalesce((\(removableSQL(alias))), 0)" }
 
     /// The whole rule as an SQL condition on `relay_tokens` (columns qualified with `alias` when given).
     static func removableSQL(_ alias: String = "") -> String {
         let p = alias.isEmpty ? "" : alias + "."
-        return "\(p)result_reason IN ('BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered', 'ExpiredToken') AND "
+        return "\(p)result_reason IN ('BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered', 'ExpiredToken', 'PayloadTooLarge') AND "
             + "(CASE WHEN \(p)invalidated_at IS NOT NULL THEN \(p)registered_at <= \(p)invalidated_at ELSE \(p)result_at >= \(p)registered_at END)"
     }
 

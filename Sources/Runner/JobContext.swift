@@ -54,6 +54,49 @@ public final class JobContext {
         self.storeKeyLocation = storeKeyLocation
     }
 
+    /// The same context over a new connection of its own to the same store (a `Database` is used from one thread
+    /// at a time). The copy shares the clock, logger, environment, arguments, output and the store key already
+    /// loaded: call `keyring()` first. For another thread, hand it `reopening()` instead and `open()` it there.
+    public func reopened() throws -> JobContext { try reopening().open() }
+
+    /// What another thread needs to open this context over a store connection of its own: taken on the thread
+    /// that owns this context (a context and its `Database` never cross threads), opened on the other.
+    public func reopening() -> Reopening {
+        Reopening(name: name, clock: clock, logger: logger, environment: environment, arguments: arguments, dryRun: dryRun,
+                  jsonOutput: jsonOutput, storePath: storePath, output: output, readInput: readInput, settings: settings.specs,
+                  storeKeyLocation: storeKeyLocation, storeKey: cachedStoreKey, keyring: cachedKeyring)
+    }
+
+    /// A context to be opened on another thread: everything but the store connection, which `open()` makes.
+    public struct Reopening: Sendable {
+        let name: String
+        let clock: Clock
+        public let logger: Logger
+        let environment: [String: String]
+        let arguments: Arguments
+        let dryRun: Bool
+        let jsonOutput: Bool
+        let storePath: String
+        let output: TextOutput
+        let readInput: @Sendable () -> [UInt8]
+        let settings: [SettingSpec]
+        let storeKeyLocation: StoreKeyLocation
+        let storeKey: SecretBytes?
+        let keyring: StoreKeyring?
+
+        /// The context over a new connection to the store, for the calling thread.
+        public func open() throws -> JobContext {
+            let database: Database
+            do { database = try Database(path: storePath) } catch { throw StoreFailure.jobError(for: error) }
+            let context = JobContext(name: name, database: database, clock: clock, logger: logger, environment: environment,
+                                     arguments: arguments, dryRun: dryRun, jsonOutput: jsonOutput, storePath: storePath, output: output,
+                                     readInput: readInput, settings: settings, storeKeyLocation: storeKeyLocation)
+            context.cachedStoreKey = storeKey
+            context.cachedKeyring = keyring
+            return context
+        }
+    }
+
     /// The injected "now".
     public var now: Date { clock.now() }
     /// The injected "now" in Unix milliseconds.

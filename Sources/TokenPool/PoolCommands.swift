@@ -61,7 +61,7 @@ struct PoolExportCommand: Command {
             return (try IdentityStore(database: context.database).active(), live, try live.map { try store.slots(of: $0.generationID) } ?? [])
         }
         let did = live?.did ?? active?.did
-        let tokens = try PoolOutput.openTokens(slots, context)
+        let tokens = try live.map { try PoolOutput.openTokens(slots, of: $0, context) } ?? []
         context.logger.info("pool.exported", ["tokens": .int(tokens.count)])
         if context.jsonOutput {
             context.printJSON(["did": .optional(did), "tokens": .array(tokens.map(JSON.string))])
@@ -85,13 +85,34 @@ struct PoolVerifyCommand: Command {
             throw JobError.badInput("no-pool", "there is no pool to verify; run mint-pool")
         }
         guard let active else { throw TokenPoolErrors.noIdentity }
-        let tokens = try PoolOutput.openTokens(slots, context)
+        // Each slot opened in its own row; a row that does not open is reported on the days it serves.
+        let keyring = try context.keyring()
+        var damaged = Set<Int>()
+        let tokens = slots.map { record -> String in
+            let opened: String?
+            if live.sealContext == nil {
+                opened = PoolSealing.openLegacyForInspection(record, keyring: keyring)
+            } else {
+                opened = try? PoolSealing.open(record, of: live, keyring: keyring)
+            }
+            if let opened { return opened }
+            damaged.insert(record.slot)
+            return "unreadable-slot-\(record.slot)"
+        }
         let nowSeconds = PoolCalendar.floorDivide(context.nowMilliseconds, 1000)
         var report = PoolVerifier.verify(tokens: tokens, plan: live.plan, issuer: active.did, recorded: slots.map(\.window), nowSeconds: nowSeconds)
         var problems = report.poolProblems
+        if live.sealContext == nil {
+            problems.append("the pool was sealed by an older version without binding each token to its slot; prefetch refuses it: run mint-pool")
+        }
+        let covered = report.coveredDays.map { day in
+            damaged.contains(day.slot)
+                ? PoolVerifier.DayResult(day: day.day, slot: day.slot, problems: ["the sealed token does not open in this slot: it was moved from another row or altered"])
+                : day
+        }
         if slots.map(\.slot) != Array(0..<slots.count) { problems.append("the stored slots are not 0 … count−1") }
         if live.identityID != active.id { problems.append("the pool belongs to another identity than the active one") }
-        report = PoolVerifier.Report(plan: report.plan, coveredDays: report.coveredDays, leakingDays: report.leakingDays,
+        report = PoolVerifier.Report(plan: report.plan, coveredDays: covered, leakingDays: report.leakingDays,
                                      poolProblems: problems, today: report.today, uncoveredDaysChecked: report.uncoveredDaysChecked)
         context.logger.info("pool.verified", ["passed": .bool(report.passed), "days": .int(report.coveredDays.count),
                                               "failed_days": .int(report.coveredDays.filter { !$0.passed }.count)])
@@ -146,13 +167,15 @@ enum PoolOutput {
         context.print(line)
     }
 
-    /// Opens every slot's sealed token (the store key must match).
-    static func openTokens(_ slots: [PoolStore.SlotRecord], _ context: JobContext) throws -> [String] {
+    /// Opens every slot's sealed token in its own row (`PoolSealing`); a legacy or damaged pool is refused whole.
+    static func openTokens(_ slots: [PoolStore.SlotRecord], of live: PoolStore.LivePool, _ context: JobContext) throws -> [String] {
         let keyring = try context.keyring()
         do {
-            return try slots.map { String(decoding: try keyring.open($0.sealedToken, purpose: PoolStore.tokenPurpose).copyBytes(), as: UTF8.self) }
-        } catch {
-            throw JobError.badInput("pool-unreadable", "the pool's tokens do not open with this store key; run mint-pool again")
+            return try slots.map { record throws(PoolSealing.Failure) in try PoolSealing.open(record, of: live, keyring: keyring) }
+        } catch .legacy {
+            throw TokenPoolErrors.poolLegacy
+        } catch .damaged {
+            throw TokenPoolErrors.poolDamaged
         }
     }
 

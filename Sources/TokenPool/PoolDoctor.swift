@@ -44,7 +44,7 @@ enum PoolDoctor {
                         return (live, try store.slots(of: live.generationID), try IdentityStore(database: context.database).active()?.did)
                     }
                     guard let (live, slots, did) = snapshot, let did else { return .skip("no pool or no identity") }
-                    let tokens = try PoolOutput.openTokens(slots, context)
+                    let tokens = try PoolOutput.openTokens(slots, of: live, context)
                     let report = PoolVerifier.verify(tokens: tokens, plan: live.plan, issuer: did, recorded: slots.map(\.window),
                                                      nowSeconds: PoolCalendar.floorDivide(context.nowMilliseconds, 1000))
                     let failed = report.coveredDays.filter { !$0.passed }.count

@@ -48,7 +48,8 @@ public struct PoolMinting {
 
         // The identity's key is decrypted once for the whole pass and reused for every signature.
         let minter = DayTokenMinter(key: try IdentityStore(database: database).openKey(of: identity, keyring: keyring))
-        let staging = PoolStore.Staging(identityID: identity.id, plan: plan, slackSeconds: slackSeconds, issuedAt: nowSeconds * 1000, now: nowMilliseconds)
+        let staging = PoolStore.Staging(identityID: identity.id, plan: plan, slackSeconds: slackSeconds, issuedAt: nowSeconds * 1000, now: nowMilliseconds,
+                                        sealContext: try PoolSealing.newContext())
         var generation: Int64?
         var replaced = 0
         var batch: [PoolStore.NewSlot] = []
@@ -57,8 +58,9 @@ public struct PoolMinting {
         for day in plan.days {
             let window = DayWindow(day: day, slackSeconds: slackSeconds)
             let token = Array(try minter.token(for: window, issuedAt: nowSeconds).utf8)
-            batch.append(PoolStore.NewSlot(slot: PoolCalendar.slot(forDay: day, size: plan.size), window: window,
-                                           sealedToken: try keyring.seal(token, purpose: PoolStore.tokenPurpose),
+            let slot = PoolCalendar.slot(forDay: day, size: plan.size)
+            batch.append(PoolStore.NewSlot(slot: slot, window: window,
+                                           sealedToken: try PoolSealing.seal(token, did: identity.did, context: staging.sealContext, slot: slot, day: day, keyring: keyring),
                                            tokenIndex: keyring.blindIndex(token, purpose: PoolStore.tokenPurpose)))
             guard batch.count == PoolStore.batchSize || day == plan.lastDay else { continue }
             try between()

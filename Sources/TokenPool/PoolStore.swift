@@ -25,6 +25,8 @@ public struct PoolStore {
         public let issuedAt: Int64
         /// When it replaced the previous pool, Unix ms.
         public let liveAt: Int64
+        /// The seal context bound into its tokens (`PoolSealing`); nil for a legacy pool sealed without it.
+        public let sealContext: [UInt8]?
     }
 
     /// One slot's record (the token stays sealed).
@@ -45,13 +47,13 @@ public struct PoolStore {
     /// The live pool, if there is one.
     public func live() throws -> LivePool? {
         try database.queryOne("""
-            SELECT g.id, g.identity_id, i.did, g.first_day, g.size, g.slack_seconds, g.issued_at, g.live_at
+            SELECT g.id, g.identity_id, i.did, g.first_day, g.size, g.slack_seconds, g.issued_at, g.live_at, g.seal_context
             FROM token_pool_generations g JOIN token_pool_identities i ON i.id = g.identity_id
             WHERE g.state = 'live'
             """).map { row in
             LivePool(generationID: try row.get(0), identityID: try row.get(1), did: try row.get(2),
                      plan: PoolPlan(firstDay: try row.get(3), size: try row.get(4)), slackSeconds: try row.get(5),
-                     issuedAt: try row.get(6), liveAt: try row.get(7, as: Int64?.self) ?? 0)
+                     issuedAt: try row.get(6), liveAt: try row.get(7, as: Int64?.self) ?? 0, sealContext: try row.get(8, as: [UInt8]?.self))
         }
     }
 
@@ -81,6 +83,17 @@ public struct PoolStore {
         /// `iat` of the tokens, Unix ms.
         public let issuedAt: Int64
         public let now: Int64
+        /// The generation's seal context (`PoolSealing.newContext()`), bound into every token's associated data.
+        public let sealContext: [UInt8]
+
+        public init(identityID: Int64, plan: PoolPlan, slackSeconds: Int, issuedAt: Int64, now: Int64, sealContext: [UInt8]) {
+            self.identityID = identityID
+            self.plan = plan
+            self.slackSeconds = slackSeconds
+            self.issuedAt = issuedAt
+            self.now = now
+            self.sealContext = sealContext
+        }
     }
 
     /// Why a staging generation could not go live.
@@ -98,9 +111,10 @@ public struct PoolStore {
                 generation = generationID
             } else {
                 _ = try db.execute("""
-                    INSERT INTO token_pool_generations (identity_id, state, first_day, size, slack_seconds, issued_at, created_at)
-                    VALUES (?, 'staging', ?, ?, ?, ?, ?)
-                    """, [staging.identityID, staging.plan.firstDay, staging.plan.size, staging.slackSeconds, staging.issuedAt, staging.now])
+                    INSERT INTO token_pool_generations (identity_id, state, first_day, size, slack_seconds, issued_at, created_at, seal_context)
+                    VALUES (?, 'staging', ?, ?, ?, ?, ?, ?)
+                    """, [staging.identityID, staging.plan.firstDay, staging.plan.size, staging.slackSeconds, staging.issuedAt, staging.now,
+                          staging.sealContext])
                 generation = db.lastInsertRowID
             }
             for slot in slots {

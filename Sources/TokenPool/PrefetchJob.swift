@@ -32,12 +32,12 @@ struct PrefetchJob: Job {
 
         // The native selector, bounded by the covered range recorded with the pool; one read snapshot, so a mint
         // pass swapping pools in between cannot pair one pool's range with another's slot.
-        let selection = try context.database.read { _ -> (slot: Int, record: PoolStore.SlotRecord)? in
+        let selection = try context.database.read { _ -> (slot: Int, record: PoolStore.SlotRecord, live: PoolStore.LivePool)? in
             guard let live = try pool.live(), let slot = live.plan.slot(forDay: today),
                   let record = try pool.slot(slot, of: live.generationID) else { return nil }
-            return (slot, record)
+            return (slot, record, live)
         }
-        guard let (slot, record) = selection else {
+        guard let (slot, record, live) = selection else {
             if !context.dryRun {
                 try log.record(.init(fetchedAt: context.nowMilliseconds, day: today, slot: nil, outcome: "no-credential", httpStatus: nil, rows: nil, hitLimit: nil))
             }
@@ -56,10 +56,14 @@ struct PrefetchJob: Job {
         let keyring = try context.keyring()
         let token: String
         do {
-            let bytes = try keyring.open(record.sealedToken, purpose: PoolStore.tokenPurpose)
-            token = String(decoding: bytes.copyBytes(), as: UTF8.self)
-        } catch {
-            throw JobError.badInput("pool-unreadable", "the pool's tokens do not open with this store key; run mint-pool again")
+            token = try PoolSealing.open(record, of: live, keyring: keyring)
+        } catch .legacy {
+            context.logger.warn("prefetch.pool_legacy")
+            throw TokenPoolErrors.poolLegacy
+        } catch .damaged {
+            // The store key was checked when it was loaded: a row that does not open was moved or altered.
+            context.logger.warn("prefetch.pool_damaged")
+            throw TokenPoolErrors.poolDamaged
         }
 
         let outcome = EndorserClient().prefetch(baseURL: baseURL, token: token, request: request)

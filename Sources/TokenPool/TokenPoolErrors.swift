@@ -14,6 +14,14 @@ enum TokenPoolErrors {
     /// No identity with the DID given.
     static let unknownIdentity = JobError.badInput("unknown-identity", "no identity with that DID is stored; see 'job identity list'")
 
+    /// A live pool's token does not open in its row (65): the store key was checked, so the row was moved from
+    /// another slot, day, pool or identity, or altered. Nothing is sent or printed.
+    static let poolDamaged = JobError.badInput("pool-unreadable", "the live pool is damaged: a sealed token does not open in its slot (moved from another row or altered); run 'job pool verify' to see which, then mint-pool to replace the pool")
+
+    /// The live pool was sealed by an older version, without binding tokens to their slots (65): it is not used;
+    /// the next mint-pool replaces it.
+    static let poolLegacy = JobError.badInput("pool-legacy", "the live pool was sealed by an older version without binding each token to its slot, so it is not used; run mint-pool to replace it")
+
     /// `ENDORSER_URL` is not set (78).
     static let endorserURLMissing = JobError.configuration("endorser-url-missing", "ENDORSER_URL is not set; set it to the Endorser server's base URL")
 

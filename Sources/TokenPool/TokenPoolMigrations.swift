@@ -64,5 +64,11 @@ enum TokenPoolMigrations {
                 hit_limit INTEGER CHECK (hit_limit IN (0, 1))
             ) STRICT;
             """),
+        // Slot binding (`PoolSealing`): each generation's random seal context, bound into every token's associated
+        // data with the DID, slot and day. NULL marks a pool sealed before the binding (legacy: refused for use,
+        // replaced by the next mint-pool).
+        Migration("token-pool-004-seal-context", sql: """
+            ALTER TABLE token_pool_generations ADD COLUMN seal_context BLOB CHECK (seal_context IS NULL OR length(seal_context) = 16);
+            """),
     ]
 }

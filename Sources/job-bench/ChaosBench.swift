@@ -7,7 +7,8 @@ import Foundation
 ///
 /// The baseline, measured in the same run, is the undisturbed pass over the same store (round 0).
 enum ChaosBench {
-    static let jobs = ["clean-tokens", "send-wakeups", "sweep-grants", "mint-pool", "pull-offers"]
+    /// `send-wakeups-sigterm`: send-wakeups with its passes stopped by SIGTERM instead (each token exactly once).
+    static let jobs = ["clean-tokens", "send-wakeups", "send-wakeups-sigterm", "sweep-grants", "mint-pool", "pull-offers"]
 
     static func run(_ arguments: ArraySlice<String>) throws {
         var kills = 200
@@ -55,6 +56,9 @@ enum ChaosBench {
             case "pull-offers": scenario = PullOffersChaos(directory: directory, process: loop.process, held: max(10, rows / 10), history: rows - rows / 10, seed: seed)
             case "mint-pool": scenario = MintPoolChaos(store: store, process: loop.process, size: min(rows, 100_000))
             case "sweep-grants": scenario = SweepGrantsChaos(store: store, process: loop.process, rows: rows, seed: seed)
+            case "send-wakeups-sigterm":
+                loop.signal = SIGTERM
+                scenario = SendWakeupsChaos(store: store, process: loop.process, tokens: rows, seed: seed, graceful: true)
             default: scenario = SendWakeupsChaos(store: store, process: loop.process, tokens: rows, seed: seed)
             }
             print("chaos \(name): \(rows) rows, \(kills) kills…")

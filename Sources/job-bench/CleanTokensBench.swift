@@ -66,7 +66,7 @@ enum CleanTokensBench {
             PRAGMA busy_timeout = 10000;
             BEGIN IMMEDIATE;
             CREATE TEMP TABLE gone AS SELECT id, device_id FROM relay_tokens
-              WHERE result_reason IN ('BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered', 'ExpiredToken')
+              WHERE result_reason IN ('BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered', 'ExpiredToken', 'PayloadTooLarge')
                 AND (CASE WHEN invalidated_at IS NOT NULL THEN registered_at <= invalidated_at ELSE result_at >= registered_at END);
             DELETE FROM relay_tokens WHERE id IN (SELECT id FROM gone);
             DELETE FROM relay_devices WHERE id IN (SELECT device_id FROM gone) AND NOT EXISTS (SELECT 1 FROM relay_tokens t WHERE t.device_id = relay_devices.id);

@@ -31,6 +31,18 @@ import TestSupport
         #expect(report.violations.isEmpty, "\(report.violations)")
     }
 
+    /// Issue 11 item 13, the kill loop: passes stopped by SIGTERM at random moments keep every answer they
+    /// received, so across the stopped passes and their reruns each due token is pushed exactly once.
+    @Test func sendWakeupsStoppedBySigtermPushesEachTokenExactlyOncePerTrigger() throws {
+        let directory = TemporaryDirectory("chaos-wake-term")
+        var loop = loop(directory, seed: 16)
+        loop.signal = SIGTERM
+        let scenario = SendWakeupsChaos(store: ChaosStore(directory: directory.path), process: loop.process, tokens: 2_000, seed: 16, graceful: true)
+        let report = try loop.run(scenario, rows: 2_000)
+        #expect(report.kills == Self.kills)
+        #expect(report.violations.isEmpty, "\(report.violations)")
+    }
+
     @Test func sweepGrantsLapsesEveryIdleGrantExactlyOnceAndPurgesOnlyPastRetention() throws {
         let directory = TemporaryDirectory("chaos-sweep")
         let loop = loop(directory, seed: 13)

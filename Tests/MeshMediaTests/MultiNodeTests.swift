@@ -37,7 +37,7 @@ import TestSupport
         // Named by the stable media id, never the sender's file name.
         #expect(delivered.keys.allSatisfy { $0.count == 64 && $0.allSatisfy(\.isHexDigit) })
         let send = try lab.sends("a")[0]
-        #expect(send["status"] as? String == "sent" && send["form"] as? String == "encrypted")
+        #expect(send["status"] as? String == "carried" && send["form"] as? String == "encrypted")
         #expect(try lab.peer("a", sees: "b")?["pinned"] as? Bool == true)
         #expect(try lab.peer("b", sees: "a")?["pinned"] as? Bool == true)
         #expect(try lab.peer("a", sees: "b")?["session_proof"] as? String == "privateMedia")
@@ -105,7 +105,7 @@ import TestSupport
         try lab.job("a", ["mesh", "send-file", "--to", lab.id("b"), path])
         try lab.pump(["a", "b"], links: Self.pair, rounds: 2)
         let sends = try lab.sends("a")
-        #expect(sends[0]["status"] as? String == "sent" && sends[0]["form"] as? String == "legacy")
+        #expect(sends[0]["status"] as? String == "carried" && sends[0]["form"] as? String == "legacy")
         #expect(sends[0]["consent_pending"] as? Bool == false)
         #expect(sends[1]["status"] as? String == "failed" && sends[1]["reason"] as? String == "needs-consent")
         #expect(lab.delivered("b").count == 1)
@@ -131,7 +131,7 @@ import TestSupport
         // A hostile radio puts them on the air next to a's node.
         let db = try lab.database("a")
         for packet in [unsigned, forged, stranger, undirected] {
-            _ = try db.execute("INSERT INTO mesh_outbox (frame, created_at) VALUES (?, 0)", [try packet.encoded()])
+            _ = try db.execute("INSERT INTO mesh_outbox (frame, created_at) VALUES (?, ?)", [try packet.encoded(), lab.clock])
         }
         try lab.exchange("a", "b")
         let counts = try lab.pass("b", "media-inbox")
@@ -152,7 +152,10 @@ import TestSupport
         // b sends to a: a handshake completes on both sides, then the file goes encrypted.
         let totals = try sendAndPump(lab, from: "b", to: "a", content: MeshLab.random(800))
         #expect(totals["a"]?["delivered_encrypted"] == 1)
-        #expect(try lab.peers("a").isEmpty)   // a has a session with b but no registry entry: nothing to pin
+        // a knows b only from the session: b bound its signing key in its 0x21, but no announce, nothing to pin.
+        let known = try lab.peer("a", sees: "b")
+        #expect(known?["identity"] as? String == "authenticated" && known?["announced"] as? Bool == false)
+        #expect(known?["pinned"] as? Bool == false && known?["capabilities_advertised"] as? Bool == false)
         // Now b's announce arrives: the session authenticated that very key first, so a pins on the announce.
         try lab.job("b", ["mesh", "announce"])
         let after = try lab.pump(["a", "b"], links: Self.pair, rounds: 1)
@@ -212,11 +215,11 @@ import TestSupport
         try lab.job("a", ["mesh", "send-file", "--to", lab.id("b"), lab.file("g.bin", over)])
         let framesBefore: Int = try lab.database("a").scalar("SELECT count(*) FROM mesh_outbox") ?? 0
         let counts = try lab.pass("a", "media-outbox")
-        #expect(counts["sent_encrypted"] == 1 && counts["failed"] == 1)
+        #expect(counts["transmitted_encrypted"] == 1 && counts["failed"] == 1)
         let framesAfter: Int = try lab.database("a").scalar("SELECT count(*) FROM mesh_outbox") ?? 0
         #expect(framesAfter - framesBefore == 256)
         let sends = try lab.sends("a")
-        #expect(sends[1]["fragments"] as? Int == 256 && sends[1]["status"] as? String == "sent")
+        #expect(sends[1]["fragments"] as? Int == 256 && sends[1]["status"] as? String == "transmitted")
         #expect(sends[2]["fragments"] as? Int == 257 && sends[2]["status"] as? String == "failed")
         #expect(sends[2]["reason"] as? String == "too-many-fragments")
         try lab.exchange("a", "b")
@@ -234,7 +237,7 @@ import TestSupport
         try lab.job("a", ["mesh", "send-file", "--to", lab.id("b"), lab.file("h.bin", MeshLab.random(119_922)), "--accept-unencrypted"])
         try lab.job("a", ["mesh", "send-file", "--to", lab.id("b"), lab.file("i.bin", MeshLab.random(119_921)), "--accept-unencrypted"])
         let counts = try lab.pass("a", "media-outbox")
-        #expect(counts["failed"] == 1 && counts["sent_legacy"] == 1)
+        #expect(counts["failed"] == 1 && counts["transmitted_legacy"] == 1)
         let sends = try lab.sends("a")
         #expect(sends[0]["reason"] as? String == "too-many-fragments" && sends[0]["consent_pending"] as? Bool == false)
         #expect(sends[1]["fragments"] as? Int == 256)
@@ -275,9 +278,9 @@ import TestSupport
         try lab.job("a", ["mesh", "send-file", "--to", lab.id("c"), lab.file("g.bin", over)])
         let totals = try lab.pump(["a", "r", "c"], links: links, rounds: 3)
         let sends = try lab.sends("a")
-        #expect(sends[1]["status"] as? String == "sent" && sends[1]["fragments"] as? Int == 256)
+        #expect(sends[1]["status"] as? String == "carried" && sends[1]["fragments"] as? Int == 256)
         #expect(sends[2]["status"] as? String == "failed" && sends[2]["fragments"] as? Int == 257)
-        #expect(sends[3]["status"] as? String == "sent" && sends[3]["fragments"] as? Int == 242)
+        #expect(sends[3]["status"] as? String == "carried" && sends[3]["fragments"] as? Int == 242)
         #expect(totals["c"]?["delivered_encrypted"] == 2)
         #expect(lab.delivered("c").count == 3)
         #expect(lab.delivered("c").values.contains(fits) && lab.delivered("c").values.contains(over))

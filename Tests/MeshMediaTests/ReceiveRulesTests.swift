@@ -44,13 +44,6 @@ import TestSupport
         #expect(try b.receive(try good.encoded())["announce_verified"] == 1)
         #expect(try b.receive(try good.encoded())["duplicate"] == 1)
 
-        // Someone else announcing a's Noise key with their own signing key cannot take over a's entry.
-        let thief = try Ed25519PrivateKey.generate()
-        let stolen = Announce(nickname: "a", noisePublicKey: a.node.identity.noise.publicKey, signingPublicKey: thief.publicKey, capabilities: nil)
-        var hijack = BitchatPacket(type: .announce, ttl: 7, timestamp: 2_000_000, senderID: a.node.identity.peerID, payload: try stolen.encoded())
-        hijack.signature = try thief.sign(try hijack.signingPreimage())
-        #expect(try b.receive(try hijack.encoded())["announce_rejected"] == 1)
-        #expect(try b.node.registry.record(for: a.node.identity.peerID)?.signingKey == a.node.identity.signing.publicKey)
         // An older announce does not overwrite a newer one.
         var old = BitchatPacket(type: .announce, ttl: 7, timestamp: 1, senderID: a.node.identity.peerID,
                                 payload: try Announce(nickname: "old", noisePublicKey: a.node.identity.noise.publicKey,
@@ -58,6 +51,17 @@ import TestSupport
         old.signature = try a.node.identity.signing.sign(try old.signingPreimage())
         #expect(try b.receive(try old.encoded())["announce_stale"] == 1)
         #expect(try b.node.registry.record(for: a.node.identity.peerID)?.capabilities == .privateMedia)
+        #expect(try b.node.registry.record(for: a.node.identity.peerID)?.standing == .provisional)
+
+        // Someone else announcing a's Noise key with their own signing key cannot take over a's entry: with no
+        // session binding yet, the two claims are a conflict and neither key is in force.
+        let thief = try Ed25519PrivateKey.generate()
+        let stolen = Announce(nickname: "a", noisePublicKey: a.node.identity.noise.publicKey, signingPublicKey: thief.publicKey, capabilities: nil)
+        var hijack = BitchatPacket(type: .announce, ttl: 7, timestamp: 2_000_000, senderID: a.node.identity.peerID, payload: try stolen.encoded())
+        hijack.signature = try thief.sign(try hijack.signingPreimage())
+        #expect(try b.receive(try hijack.encoded())["announce_conflict"] == 1)
+        let record = try b.node.registry.record(for: a.node.identity.peerID)
+        #expect(record?.standing == .conflict && record?.signingKey == nil && record?.claims.count == 2)
     }
 
     @Test func framesForOthersAreRelayedWithOneHopLessAndOwnFramesAreIgnored() throws {

@@ -21,23 +21,27 @@ final class APNsStandIn {
         var timestamp: Int64? = nil
     }
 
-    init(answers: [String: Answer] = [:], rejectIssuedBefore: Int64? = nil) throws {
+    /// `answerDelayMilliseconds`: answers leave one at a time, that far apart (requests are logged on arrival).
+    init(answers: [String: Answer] = [:], rejectIssuedBefore: Int64? = nil, answerDelayMilliseconds: Int? = nil) throws {
         keyFile = directory.file("AuthKey.p8")
         try P256PrivateKey.generate().pkcs8PEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
         _ = FileManager.default.createFile(atPath: directory.file("log.jsonl"), contents: nil)
         let scriptPath = directory.file("script.json")
-        try Self.writeScript(scriptPath, keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, answers: answers, rejectIssuedBefore: rejectIssuedBefore)
+        try Self.writeScript(scriptPath, keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, answers: answers, rejectIssuedBefore: rejectIssuedBefore,
+                             answerDelayMilliseconds: answerDelayMilliseconds)
         peer = try PeerProcess(script: "apns_standin.py", arguments: ["--script", scriptPath, "--log", directory.file("log.jsonl"), "--cert-dir", directory.path],
                                directory: directory)
     }
 
     /// Changes the answers (the stand-in re-reads its script when it changes).
-    func script(answers: [String: Answer], rejectIssuedBefore: Int64? = nil) throws {
+    func script(answers: [String: Answer], rejectIssuedBefore: Int64? = nil, answerDelayMilliseconds: Int? = nil) throws {
         usleep(20_000)  // a distinct mtime
-        try Self.writeScript(directory.file("script.json"), keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, answers: answers, rejectIssuedBefore: rejectIssuedBefore)
+        try Self.writeScript(directory.file("script.json"), keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic, answers: answers, rejectIssuedBefore: rejectIssuedBefore,
+                             answerDelayMilliseconds: answerDelayMilliseconds)
     }
 
-    private static func writeScript(_ path: String, keyFile: String, keyID: String, teamID: String, topic: String, answers: [String: Answer], rejectIssuedBefore: Int64?) throws {
+    private static func writeScript(_ path: String, keyFile: String, keyID: String, teamID: String, topic: String, answers: [String: Answer], rejectIssuedBefore: Int64?,
+                                    answerDelayMilliseconds: Int?) throws {
         var scripted: [String: Any] = [:]
         for (token, answer) in answers {
             var entry: [String: Any] = ["status": answer.status]
@@ -45,8 +49,9 @@ final class APNsStandIn {
             if let timestamp = answer.timestamp { entry["timestamp"] = timestamp }
             scripted[token] = entry
         }
-        let object: [String: Any] = ["p8": keyFile, "key_id": keyID, "team_id": teamID, "topic": topic, "answers": scripted,
+        var object: [String: Any] = ["p8": keyFile, "key_id": keyID, "team_id": teamID, "topic": topic, "answers": scripted,
                                      "reject_iat_before": rejectIssuedBefore.map { $0 as Any } ?? NSNull(), "default": ["status": 200]]
+        if let answerDelayMilliseconds { object["answer_delay_ms"] = answerDelayMilliseconds }
         let data = try JSONSerialization.data(withJSONObject: object)
         let temporary = path + ".tmp"
         try data.write(to: URL(fileURLWithPath: temporary))

@@ -29,7 +29,8 @@ import Testing
             (400, "BadDeviceToken", .invalidToken), (400, "DeviceTokenNotForTopic", .invalidToken),
             (410, "Unregistered", .invalidToken), (410, "ExpiredToken", .invalidToken),
             (403, "ExpiredProviderToken", .remintProviderToken),
-            (403, "InvalidProviderToken", .configuration), (403, "Forbidden", .configuration), (403, "BadCertificate", .configuration),
+            (413, "PayloadTooLarge", .invalidToken), (413, nil, .invalidToken),
+            (403, "InvalidProviderToken", .configuration), (403, "BadCertificate", .configuration),
             (403, "MissingProviderToken", .configuration), (403, "UnrelatedKeyIdInToken", .configuration),
             (403, "BadEnvironmentKeyIdInToken", .configuration), (403, "BadCertificateEnvironment", .configuration),
             (400, "BadTopic", .configuration), (400, "TopicDisallowed", .configuration), (400, "MissingTopic", .configuration),
@@ -40,8 +41,10 @@ import Testing
             (502, nil, .retryNextPass),
             (400, "BadPriority", .rejected), (400, "BadExpirationDate", .rejected), (400, "PayloadEmpty", .rejected),
             (400, "InvalidPushType", .rejected), (400, "DuplicateHeaders", .rejected), (400, "MissingDeviceToken", .rejected),
-            (400, "BadCollapseId", .rejected), (400, "BadMessageId", .rejected), (413, "PayloadTooLarge", .rejected),
+            (400, "BadCollapseId", .rejected), (400, "BadMessageId", .rejected),
             (410, nil, .rejected),
+            // A per-token refusal, never a configuration failure of the pass.
+            (403, "Forbidden", .rejected), (403, nil, .rejected), (403, "SomethingNew", .rejected),
         ]
         for (status, reason, action) in table {
             #expect(APNsResponseAction.classify(status: status, reason: reason) == action, "\(status) \(reason ?? "-")")
@@ -58,8 +61,9 @@ import Testing
         #expect(TokenCleanup.shouldRemove(reason: "BadDeviceToken", resultAt: 2_000, invalidatedAt: nil, registeredAt: 1_000))
         #expect(TokenCleanup.shouldRemove(reason: "DeviceTokenNotForTopic", resultAt: 1_000, invalidatedAt: nil, registeredAt: 1_000))
         #expect(!TokenCleanup.shouldRemove(reason: "BadDeviceToken", resultAt: 999, invalidatedAt: nil, registeredAt: 1_000))
+        #expect(TokenCleanup.shouldRemove(reason: "PayloadTooLarge", resultAt: 2_000, invalidatedAt: nil, registeredAt: 1_000))
         // Other failures keep the token.
-        for reason in ["TooManyRequests", "InternalServerError", "ExpiredProviderToken", "BadPriority", "PayloadTooLarge"] {
+        for reason in ["TooManyRequests", "InternalServerError", "ExpiredProviderToken", "BadPriority", "Forbidden"] {
             #expect(!TokenCleanup.shouldRemove(reason: reason, resultAt: 2_000, invalidatedAt: nil, registeredAt: 1_000))
         }
         #expect(!TokenCleanup.shouldRemove(reason: nil, resultAt: nil, invalidatedAt: nil, registeredAt: 1_000))

@@ -36,6 +36,37 @@ import TestSupport
         }
     }
 
+    /// Issue 11 item 14: the clock went back a day after a sent wake-up. The stored send time (in the future) is
+    /// treated as now and stored as now, logged once; wake-ups resume one cadence later, not a day later.
+    @Test func aSendTimeStoredInTheFutureIsTreatedAsNow() throws {
+        try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
+        let home = try Homeserver()
+        defer { home.syncthing.stop() }
+        let relay = try RelayStandIn()
+        defer { relay.stop() }
+        let m = RelayMachine(environment: home.environment(relay: relay.url, ["STALE_RETRIGGER_SECONDS": "600"]))
+        let start = Int64(t0.timeIntervalSince1970)
+        func pass(at seconds: Int64) throws -> (report: [String: Any], stderr: String) {
+            let result = try m.run(["--json", "retrigger-stale"], at: seconds)
+            return (try result.jsonObject(), result.stderr)
+        }
+        let ahead = try pass(at: start + 86_400)
+        #expect((ahead.report["counts"] as? [String: Int])?["triggered"] == 1, "\(ahead)")
+
+        // The clock is set back a day: one cadence of rest from now, the repair logged once.
+        let back = try pass(at: start)
+        #expect(back.report["outcome"] as? String == "skipped" && back.report["reason"] as? String == "cadence")
+        #expect(back.stderr.components(separatedBy: "clock.stored_time_in_future").count == 2, "\(back.stderr)")
+        #expect(try m.database().scalar("SELECT last_sent_at FROM relay_helper_state") == start * 1000)
+        let early = try pass(at: start + 599)
+        #expect(early.report["reason"] as? String == "cadence" && !early.stderr.contains("clock.stored_time_in_future"))
+
+        let resumed = try pass(at: start + 600)
+        #expect((resumed.report["counts"] as? [String: Int])?["triggered"] == 1, "\(resumed)")
+        #expect(relay.triggers.count == 2)
+        for output in [back.stderr, resumed.stderr] { #expect(!output.contains(home.syncthing.deviceID)) }
+    }
+
     @Test func eachRelayAnswerIsHandledAsTheSeedSays() throws {
         try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
         let home = try Homeserver()

@@ -68,7 +68,7 @@ import TestSupport
         let store = PoolStore(database: db)
         let identityA = try #require(try IdentityStore(database: db).identity(did: PoolHarness.didA))
         let plan = PoolPlan(firstDay: 21_000, size: 4)
-        let staging = PoolStore.Staging(identityID: identityA.id, plan: plan, slackSeconds: 300, issuedAt: 0, now: 0)
+        let staging = PoolStore.Staging(identityID: identityA.id, plan: plan, slackSeconds: 300, issuedAt: 0, now: 0, sealContext: try PoolSealing.newContext())
         let keyring = try harness.keyring()
         let minter = DayTokenMinter(key: try Secp256k1PrivateKey(rawRepresentation: SecretBytes(try Hex.decode(PoolHarness.keyA))))
         let slots = try plan.days.map { day -> PoolStore.NewSlot in
@@ -112,7 +112,10 @@ import TestSupport
         #expect(export.exitCode == .dataError)
         #expect(export.error?.category == "pool-unreadable")
         #expect(export.stdout.isEmpty)
-        #expect(try harness.command(["pool", "verify"], now: Self.now).error?.category == "pool-unreadable")
+        // verify reports the altered slot on the day it serves (and fails) rather than refusing the whole pool.
+        let verify = try harness.command(["pool", "verify"], now: Self.now)
+        #expect(verify.error?.category == "pool-verify-failed")
+        #expect(verify.stdout.contains("slot 1: FAIL: the sealed token does not open in this slot"))
 
         // Another store key altogether: the runner's key check refuses before anything is opened.
         let keyFile = harness.job.storePath + ".key"

@@ -64,9 +64,10 @@ import TestSupport
         #expect(verify.error?.category == "pool-verify-failed")
         let failing = verify.stdout.split(separator: "\n").filter { $0.contains(": FAIL: ") }
         #expect(failing.count == 2, "\(verify.stdout)")
-        // Day 20983 (2027-06-14) is read from slot 1, which now holds the 15th's token, and the reverse.
-        #expect(verify.stdout.contains("2027-06-14 slot 1: FAIL: window opens after the day's opening midnight"))
-        #expect(verify.stdout.contains("2027-06-15 slot 2: FAIL: window closes before the day's closing midnight"))
+        // Day 20983 (2027-06-14) is read from slot 1, which now holds the 15th's token, and the reverse: each token is
+        // sealed bound to its own slot, so a moved one does not open in the other row.
+        #expect(verify.stdout.contains("2027-06-14 slot 1: FAIL: the sealed token does not open in this slot: it was moved from another row or altered"))
+        #expect(verify.stdout.contains("2027-06-15 slot 2: FAIL: the sealed token does not open in this slot: it was moved from another row or altered"))
         #expect(verify.stdout.contains("pool FAILED verification: 4/6 days"))
 
         let json = try harness.command(["pool", "verify"], now: now, json: true).json()

@@ -1,3 +1,4 @@
+import Foundation
 import Runner
 
 /// Dials a contact at its cached address, requiring the contact's own key, within the configured connect timeout.
@@ -6,15 +7,18 @@ struct LinkDialer {
     let context: JobContext
 
     /// Opens `protocolName` to `contact`. Throws `LinkFailure` when the contact cannot be reached or is not who it should be.
-    func dial(_ contact: Contact, _ protocolName: LinkProtocolName) throws -> LinkConnection {
-        try dial(contact.endpoint, at: contact.address, protocolName)
+    /// `until` (a pass's or a contact's deadline) ends the connection sooner than `link.connection-timeout-seconds`.
+    func dial(_ contact: Contact, _ protocolName: LinkProtocolName, until: Date? = nil) throws -> LinkConnection {
+        try dial(contact.endpoint, at: contact.address, protocolName, until: until)
     }
 
-    /// Opens `protocolName` to the node with key `endpoint` at `address` (a contact's cached `HOST:PORT`).
-    func dial(_ endpoint: EndpointID, at address: String?, _ protocolName: LinkProtocolName) throws -> LinkConnection {
+    /// Opens `protocolName` to the node with key `endpoint` at `address` (a contact's cached `HOST:PORT`), with the
+    /// `link.*` deadlines: connect and handshake within `link.connect-timeout-seconds`.
+    func dial(_ endpoint: EndpointID, at address: String?, _ protocolName: LinkProtocolName, until: Date? = nil) throws -> LinkConnection {
         guard let text = address, let parsed = try? LinkAddress.parse(text) else { throw LinkFailure.unreachable }
         return try LinkConnection.dial(parsed, expected: endpoint, protocolName: protocolName, identity: node.identity,
-                                       connectTimeout: try context.settings.int(GrantsSettings.connectTimeout))
+                                       connectTimeout: try context.settings.int(GrantsSettings.connectTimeout),
+                                       deadlines: try LinkDeadlines.dialling(context.settings), until: until)
     }
 
     /// After a refused proof: drops the dead held grant and marks the contact `revoked` or `lapsed`.

@@ -20,4 +20,6 @@ public enum LinkFailure: String, Error, Sendable, LogWord {
     case outOfOrder = "out-of-order"
     /// Reading or writing the socket failed.
     case io
+    /// The process is stopping (SIGTERM or SIGINT arrived while waiting on the peer).
+    case stopped
 }

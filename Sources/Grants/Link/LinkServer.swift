@@ -17,18 +17,24 @@ struct LinkServer {
         outgoing = OutgoingOffers(database: node.database, vault: node.vault)
     }
 
-    /// The longest one exchange may take after the handshake (each read or write is also bounded by 10 s).
-    static let exchangeSeconds: TimeInterval = 30
+    /// Completes TLS on a socket accepted at `start` and serves it; never throws (every outcome is logged by category).
+    func serve(fd: Int32, tls: TLSContext, deadlines: LinkDeadlines, start: Date = Date()) {
+        guard let connection = LinkServer.handshake(fd: fd, tls: tls, deadlines: deadlines, start: start, logger: context.logger) else { return }
+        serve(connection)
+    }
 
-    /// Completes TLS on an accepted socket and serves it; never throws (every outcome is logged by category).
-    func serve(fd: Int32, tls: TLSContext) {
-        let connection: LinkConnection
-        do { connection = try LinkConnection.accept(fd: fd, context: tls) } catch {
-            log(error, stage: "handshake")
-            return
+    /// The TLS handshake on an accepted socket (which the connection then owns), by the handshake deadline; nil
+    /// when it failed (logged). Needs no store, so a connection that never completes it never opens one.
+    static func handshake(fd: Int32, tls: TLSContext, deadlines: LinkDeadlines, start: Date, logger: Logger) -> LinkConnection? {
+        do { return try LinkConnection.accept(fd: fd, context: tls, deadlines: deadlines, start: start) } catch {
+            log(error, stage: "handshake", logger: logger)
+            return nil
         }
+    }
+
+    /// Serves an authenticated connection until its exchange ends, it breaks, or its deadlines pass; then closes it.
+    func serve(_ connection: LinkConnection) {
         defer { connection.close() }
-        connection.deadline = Date().addingTimeInterval(LinkServer.exchangeSeconds)
         do {
             switch connection.protocolName {
             case .offer: try serveOffer(connection)
@@ -37,17 +43,20 @@ struct LinkServer {
             case .cancel: try CancelNotice.answer(connection, incoming: incoming, context: context)
             }
         } catch {
-            log(error, stage: "exchange")
+            LinkServer.log(error, stage: "exchange", logger: context.logger)
         }
     }
 
-    private func log(_ error: Error, stage: StaticString) {
+    /// Logs why a connection ended, by category; a connection cut because the process is stopping is not logged
+    /// (`link-stopped` says so once).
+    static func log(_ error: Error, stage: StaticString, logger: Logger) {
         if let failure = error as? LinkFailure {
-            context.logger.warn("link-closed", ["stage": .literal(stage), "category": .of(failure)])
+            if failure == .stopped { return }
+            logger.warn("link-closed", ["stage": .literal(stage), "category": .of(failure)])
         } else if let failure = error as? JobError {
-            context.logger.error("link-failed", ["stage": .literal(stage), "category": .category(failure)])
+            logger.error("link-failed", ["stage": .literal(stage), "category": .category(failure)])
         } else {
-            context.logger.error("link-failed", ["stage": .literal(stage), "category": "internal"])
+            logger.error("link-failed", ["stage": .literal(stage), "category": "internal"])
         }
     }
 

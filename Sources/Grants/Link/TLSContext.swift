@@ -7,7 +7,9 @@ import Runner
 ///
 /// The verify callback accepts any self-signed chain: trust comes from comparing the peer's raw public key with
 /// the expected endpoint id after the handshake (dialer), or from taking it as the remote endpoint (server).
-final class TLSContext {
+/// Sendable because it is configured once in `init` and afterwards only handed to `SSL_new`, which OpenSSL allows
+/// from many threads at once.
+final class TLSContext: @unchecked Sendable {
     enum Role { case server, client }
 
     let pointer: OpaquePointer

@@ -1,3 +1,4 @@
+import Foundation
 import Runner
 
 /// `pull-offers [--check-now]`: collects offers contacts hold for this node (seed §11.2–§11.3).
@@ -12,6 +13,12 @@ import Runner
 /// could be taken from it, and dialling tells it when and where this node runs). Pulled offers meet the same limits
 /// and decline cooldowns as live ones; each offer over them is refused in the acknowledgement, and its sender keeps
 /// holding it.
+///
+/// Contacts are dialled concurrently, at most `pull-offers.parallel-dials` at once (each dialling thread over its own
+/// store connection), longest-unpulled first. Each contact gets `pull-offers.contact-timeout-seconds` and the pass
+/// `pull-offers.pass-budget-seconds`: a contact cut by either, or too slow for a link deadline, or not reached
+/// before the budget ran out, counts as `skipped_for_time` (it is pulled again next pass; its label is listed in the
+/// `--json` result's details only, never in logs).
 struct PullOffersJob: Job {
     let name = "pull-offers"
     let summary = "collect offers held for this node by its contacts (opt-in; at most once per contact per 5 minutes)"
@@ -29,10 +36,13 @@ struct PullOffersJob: Job {
             return .skipped("disabled")
         }
         let node = try Node(context)
-        let incoming = IncomingOffers(database: node.database, vault: node.vault)
-        let dialer = LinkDialer(node: node, context: context)
+        let settings = context.settings
+        let passDeadline = Date().addingTimeInterval(TimeInterval(try settings.int(GrantsSettings.pullPassBudget)))
+        let contactSeconds = TimeInterval(try settings.int(GrantsSettings.pullContactTimeout))
+        let width = try settings.int(GrantsSettings.pullParallelDials)
         var counts: Counts = ["contacts": 0, "collected": 0, "duplicates": 0, "refused": 0, "recent": 0, "blocked": 0, "no_grant": 0,
-                              "unreachable": 0, "revoked": 0, "lapsed": 0, "failed": 0]
+                              "unreachable": 0, "revoked": 0, "lapsed": 0, "failed": 0, "skipped_for_time": 0]
+        var due: [(Contact, HeldGrant)] = []
         for contact in try node.contacts.all() {
             try context.checkCancellation()
             let now = context.nowMilliseconds
@@ -54,28 +64,79 @@ struct PullOffersJob: Job {
             }
             counts.add("contacts")
             if context.dryRun { continue }
-            try node.database.write { db in _ = try db.execute("UPDATE contacts SET last_pull_at = ? WHERE id = ?", [now, contact.id]) }
+            due.append((contact, grant))
+        }
+        // Longest-unpulled first: a contact skipped for time (its last pull unchanged) comes early in the next pass.
+        due.sort { ($0.0.lastPullAt ?? .min) < ($1.0.lastPullAt ?? .min) }
+        let board = PullBoard(due)
+        if !due.isEmpty {
+            // Loaded here, once: each dialling thread's own store connection shares it.
+            _ = try context.keyring()
+            let reopening = context.reopening()
+            ThreadGroup.run(min(width, due.count)) { _ in
+                PullOffersJob.dialContacts(board, context: reopening, contactSeconds: contactSeconds, passDeadline: passDeadline)
+            }
+        }
+        if let failure = board.failure { throw failure }
+        try context.checkCancellation()
+        for (key, value) in board.counts.entries { counts[key] += value }
+        Notifier.incomingOffers(count: counts["collected"], context: context)
+        let skipped = board.skippedLabels
+        // Labels are the user's own words about a contact: shown in the --json result only (stdout may be a journal).
+        return .completed(counts, details: context.jsonOutput && !skipped.isEmpty ? [("skipped_for_time", .array(skipped.map { .string($0) }))] : [])
+    }
+
+    /// One dialling thread: takes contacts from `board` until none are left, over a store connection of its own.
+    private static func dialContacts(_ board: PullBoard, context base: JobContext.Reopening, contactSeconds: TimeInterval, passDeadline: Date) {
+        let context: JobContext
+        let node: Node
+        do {
+            context = try base.open()
+            node = try Node(context)
+        } catch {
+            board.halt(error)
+            return
+        }
+        let incoming = IncomingOffers(database: node.database, vault: node.vault)
+        let dialer = LinkDialer(node: node, context: context)
+        while let (index, contact, grant) = board.next() {
+            var counts = Counts()
+            defer { board.add(counts) }
+            guard Date() < passDeadline else {
+                counts.add("skipped_for_time")
+                board.skippedForTime(index: index, label: contact.label)
+                continue
+            }
+            let until = min(Date().addingTimeInterval(contactSeconds), passDeadline)
             do {
-                let (collected, duplicates) = try pull(contact, grant: grant, node: node, incoming: incoming, dialer: dialer, context: context, counts: &counts)
+                let now = context.nowMilliseconds
+                try node.database.write { db in _ = try db.execute("UPDATE contacts SET last_pull_at = ? WHERE id = ?", [now, contact.id]) }
+                let (collected, duplicates) = try pull(contact, grant: grant, node: node, incoming: incoming, dialer: dialer, context: context,
+                                                       until: until, counts: &counts)
                 counts.add("collected", collected)
                 counts.add("duplicates", duplicates)
             } catch let failure as LinkFailure {
                 switch failure {
-                case .unreachable, .timeout, .wrongPeer, .handshake: counts.add("unreachable")
+                case .unreachable, .wrongPeer, .handshake: counts.add("unreachable")
+                case .timeout:
+                    // Connected, but too slow for the contact's deadline, the pass budget or a link deadline.
+                    counts.add("skipped_for_time")
+                    board.skippedForTime(index: index, label: contact.label)
+                case .stopped: board.halt()
                 default:
                     counts.add("failed")
                     context.logger.warn("pull-broken", ["category": .of(failure)])
                 }
+            } catch {
+                board.halt(error)
             }
         }
-        Notifier.incomingOffers(count: counts["collected"], context: context)
-        return .completed(counts)
     }
 
     /// One pull from one contact; returns offers newly stored and offers already known.
-    private func pull(_ contact: Contact, grant: HeldGrant, node: Node, incoming: IncomingOffers, dialer: LinkDialer,
-                      context: JobContext, counts: inout Counts) throws -> (Int, Int) {
-        let connection = try dialer.dial(contact, .pull)
+    private static func pull(_ contact: Contact, grant: HeldGrant, node: Node, incoming: IncomingOffers, dialer: LinkDialer,
+                             context: JobContext, until: Date, counts: inout Counts) throws -> (Int, Int) {
+        let connection = try dialer.dial(contact, .pull, until: until)
         defer { connection.close() }
         let answer = try ProofExchange.prove(connection, grant: grant, identity: node.identity)
         guard answer == .accepted else {

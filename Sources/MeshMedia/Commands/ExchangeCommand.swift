@@ -10,6 +10,11 @@ import Store
 /// (TTL − 1), which a further `exchange` from the relay carries on — that is the multi-hop case. B's inbox is
 /// written before A marks the frames carried; a run killed in between carries them again, and B's duplicate
 /// detection (a TTL-independent packet hash) drops the second copy. The other store is opened, never created.
+/// A private-file send all of whose frames have been carried to some neighbour turns from `transmitted` to
+/// `carried` in `job mesh sends`.
+///
+/// A frame that carries a file in the clear is deleted (securely) from A's outbox in the transaction that records
+/// its carry to its next hop, and expired frames are neither carried nor kept (`OutboxRetention`).
 struct MeshExchangeCommand: Command {
     let path = ["mesh", "exchange"]
     let summary = "carry this node's outgoing frames to another node's store (the emulated BLE link)"
@@ -53,27 +58,56 @@ struct MeshExchangeCommand: Command {
             throw JobError.badInput("neighbour-no-node", "the store given with --to has no mesh node; run job mesh init on it first")
         }
 
-        var carried = 0
+        let now = context.nowMilliseconds
+        try SecureDelete.enable(source)
+        while try source.write({ try OutboxRetention.pruneExpired($0, now: now) }) >= 1000 { try context.checkCancellation() }
+
+        var carried = 0, handedOver = 0, sendsCarried = 0
+        var after: Int64 = 0
         while carried < limit {
             try context.checkCancellation()
             let rows = try source.query("""
-                SELECT o.id, o.frame FROM mesh_outbox o
-                WHERE NOT EXISTS (SELECT 1 FROM mesh_carried c WHERE c.frame_id = o.id AND c.neighbour = ?)
+                SELECT o.id, o.frame, o.handover_to FROM mesh_outbox o
+                WHERE o.id > ? AND (o.expires_at IS NULL OR o.expires_at > ?)
+                  AND NOT EXISTS (SELECT 1 FROM mesh_carried c WHERE c.frame_id = o.id AND c.neighbour = ?)
                 ORDER BY o.id LIMIT ?
-                """, [neighbourID, min(Self.batchSize, limit - carried)])
-            if rows.isEmpty { break }
-            let now = context.nowMilliseconds
+                """, [after, now, neighbourID, min(Self.batchSize, limit - carried)])
+            guard let last = rows.last else { break }
+            after = try last.get(0, as: Int64.self)
             try neighbour.write { db in
                 for row in rows { _ = try db.execute("INSERT INTO mesh_inbox (frame, received_at) VALUES (?, ?)", [try row.get(1, as: [UInt8].self), now]) }
             }
             try source.write { db in
+                var handOver: [Int64] = []
                 for row in rows {
+                    let id = try row.get(0, as: Int64.self)
                     _ = try db.execute("INSERT OR IGNORE INTO mesh_carried (frame_id, neighbour, carried_at) VALUES (?, ?, ?)",
-                                       [try row.get(0, as: Int64.self), neighbourID, now])
+                                       [id, neighbourID, now])
+                    if let next = try row.get(2, as: [UInt8]?.self), next == neighbourID { handOver.append(id) }
                 }
+                // Sends are judged before handed-over frames are erased: a frame handed to its next hop counts as carried.
+                sendsCarried += try Self.markCarriedSends(db, now: now)
+                for id in handOver { handedOver += try db.execute("DELETE FROM mesh_outbox WHERE id = ?", [id]) }
             }
             carried += rows.count
         }
-        if context.jsonOutput { context.printJSON(["carried": .number(carried)]) } else { context.print("carried \(carried) frame(s)") }
+        if context.jsonOutput {
+            context.printJSON(["carried": .number(carried), "handed_over": .number(handedOver), "sends_carried": .number(sendsCarried)])
+        } else {
+            context.print("carried \(carried) frame(s)" + (sendsCarried > 0 ? ", completing \(sendsCarried) send(s)" : "")
+                          + (handedOver > 0 ? "; \(handedOver) carrying a file in the clear handed over and erased" : ""))
+        }
+    }
+
+    /// A transmitted send whose every frame has now reached at least one neighbour becomes `carried` — all this
+    /// node can know: the mesh gives no delivery receipt, and a neighbour may be a relay or may drop the frame.
+    static func markCarriedSends(_ db: Database, now: Int64) throws -> Int {
+        try db.execute("""
+            UPDATE mesh_sends SET status = 'carried', updated_at = ?
+            WHERE status = 'transmitted'
+              AND EXISTS (SELECT 1 FROM mesh_outbox o WHERE o.send_id = mesh_sends.id)
+              AND NOT EXISTS (SELECT 1 FROM mesh_outbox o WHERE o.send_id = mesh_sends.id
+                              AND NOT EXISTS (SELECT 1 FROM mesh_carried c WHERE c.frame_id = o.id))
+            """, [now])
     }
 }

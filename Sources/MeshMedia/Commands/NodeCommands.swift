@@ -41,10 +41,16 @@ struct MeshAnnounceCommand: Command {
     }
 }
 
-/// `job mesh peers [--json]`: the identity cache — fingerprint, advertised capabilities, pinned or not.
+/// `job mesh peers [--json]`: the identity cache — fingerprint, identity standing, advertised capabilities,
+/// pinned or not, session.
+///
+/// `identity` is `authenticated` (the peer bound its signing key inside a Noise session), `provisional` (one
+/// announce claim, no session yet) or `conflict` (announces claim different signing keys and no session settled
+/// it: legacy files from this peer are refused). `conflicting_claims` counts announces that claimed a signing key
+/// other than the one in force; they never replace it.
 struct MeshPeersCommand: Command {
     let path = ["mesh", "peers"]
-    let summary = "list known peers: stable fingerprint, advertised capabilities, pinned, session"
+    let summary = "list known peers: stable fingerprint, identity (authenticated, provisional, conflict), capabilities, pinned, session"
 
     func run(_ context: JobContext) throws {
         let node = try MeshNode.open(context)
@@ -53,14 +59,22 @@ struct MeshPeersCommand: Command {
         for record in try node.registry.all().sorted(by: { $0.peerID.lexicographicallyPrecedes($1.peerID) }) {
             let pinned = try node.registry.isPinned(fingerprint: record.fingerprint)
             let session = try node.sessions.load(record.peerID)
-            let sessionWord = session == nil ? "none" : (session?.transport != nil ? "established" : "handshaking")
-            let capabilities = record.capabilities.map(CapabilityNames.names) ?? []
+            let sessionWord = session?.established != nil ? "established" : (session?.pending != nil ? "handshaking" : "none")
+            let announcement = record.announcement
+            let capabilities = announcement?.capabilities.map(CapabilityNames.names) ?? []
+            let conflicts = record.conflictingClaims.count
             rows.append(["peer_id": .string(Hex.encode(record.peerID)), "fingerprint": .string(Hex.encode(record.fingerprint)),
-                         "nickname": .string(record.nickname), "capabilities": .array(capabilities.map(JSON.string)),
-                         "capabilities_advertised": .bool(record.capabilities != nil), "pinned": .bool(pinned),
+                         "identity": .string(record.standing.rawValue),
+                         "signing_key": .optional(record.signingKey.map(Hex.encode)),
+                         "conflicting_claims": .int(Int64(conflicts)),
+                         "announced": .bool(announcement != nil),
+                         "nickname": .optional(announcement?.nickname), "capabilities": .array(capabilities.map(JSON.string)),
+                         "capabilities_advertised": .bool(announcement?.capabilities != nil), "pinned": .bool(pinned),
                          "session": .string(sessionWord),
-                         "session_proof": .optional(session?.proof.map { CapabilityNames.names($0.capabilities).joined(separator: ",") })])
-            lines.append("\(Hex.encode(record.fingerprint))  \(pinned ? "pinned  " : "unpinned")  session=\(sessionWord)  caps=\(capabilities.isEmpty ? "-" : capabilities.joined(separator: ","))")
+                         "session_proof": .optional(session?.established == nil ? nil : session?.proof.map { CapabilityNames.names($0.capabilities).joined(separator: ",") })])
+            var identity = record.standing.rawValue
+            if conflicts > 0 { identity += "(\(conflicts) conflicting claim\(conflicts == 1 ? "" : "s"))" }
+            lines.append("\(Hex.encode(record.fingerprint))  \(pinned ? "pinned  " : "unpinned")  identity=\(identity)  session=\(sessionWord)  caps=\(capabilities.isEmpty ? "-" : capabilities.joined(separator: ","))")
         }
         if context.jsonOutput { context.printJSON(.array(rows)) } else if lines.isEmpty { context.print("no peers known") } else { lines.forEach(context.print) }
     }

@@ -76,9 +76,11 @@ struct MeshSendFileCommand: Command {
 }
 
 /// `job mesh sends [--json]`: every send with its status, form, fragment count and, for failures, the reason.
+///
+/// Statuses claim no more than is known (`SendStatus`): there is no `delivered`, as the mesh gives no receipt.
 struct MeshSendsCommand: Command {
     let path = ["mesh", "sends"]
-    let summary = "list private-file sends: status, form (encrypted or legacy), fragments, and why a send failed"
+    let summary = "list private-file sends: status (queued, waiting, transmitted, carried, failed), form, fragments, and why a send failed"
 
     func run(_ context: JobContext) throws {
         var rows: [JSON] = []
@@ -91,7 +93,7 @@ struct MeshSendsCommand: Command {
             let form = try row.get(2, as: String?.self)
             let reason = try row.get(3, as: String?.self)
             let fragments = try row.get(4, as: Int?.self)
-            let explanation = reason.flatMap { SendReason(rawValue: $0)?.explanation }
+            let explanation = reason.flatMap { SendReason(rawValue: $0)?.explanation } ?? SendStatus(rawValue: status)?.explanation
             rows.append(["send": .int(id), "status": .string(status), "form": .optional(form), "reason": .optional(reason),
                          "explanation": .optional(explanation), "fragments": .optional(fragments),
                          "bytes": .int(try row.get(5, as: Int64.self)), "consent_pending": .bool(try row.get(6, as: Bool.self)),
@@ -99,7 +101,7 @@ struct MeshSendsCommand: Command {
             var line = "send \(id): \(status)"
             if let form { line += " \(form)" }
             if let fragments { line += ", \(fragments) fragment(s)" }
-            if let reason { line += " — \(reason): \(explanation ?? "")" }
+            if let reason { line += " — \(reason): \(explanation ?? "")" } else if let explanation { line += " — \(explanation)" }
             lines.append(line)
         }
         if context.jsonOutput { context.printJSON(.array(rows)) } else if lines.isEmpty { context.print("no sends") } else { lines.forEach(context.print) }

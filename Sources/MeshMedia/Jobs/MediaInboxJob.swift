@@ -2,7 +2,12 @@ import Runner
 import Store
 
 /// `media-inbox`: processes frames heard from neighbours (see `InboxProcessor`) and deletes them once handled,
-/// so raw frames — legacy file content among them — do not linger in the store.
+/// so raw frames — legacy file content among them — do not linger in the store (deleted with secure delete).
+///
+/// No frame can block the inbox (`InboxQuarantine`): frames go in batches, each frame marked as attempted first;
+/// a batch that fails is replayed one frame per transaction, and a frame whose processing throws, or that a pass
+/// died on, is moved aside into `mesh_inbox_quarantine` (counted `quarantined`) while the frames behind it are
+/// processed.
 struct MediaInboxJob: Job {
     let name = "media-inbox"
     let summary = "process heard mesh frames: announces, Noise handshakes and sessions, private files (0x20, 0x09, signed legacy)"
@@ -17,14 +22,18 @@ struct MediaInboxJob: Job {
         var counts = Counts()
         if context.dryRun {
             counts["pending_frames"] = try db.scalar("SELECT count(*) FROM mesh_inbox") ?? 0
+            counts["quarantined_frames"] = try db.scalar("SELECT count(*) FROM mesh_inbox_quarantine") ?? 0
             return .completed(counts)
         }
         guard try db.queryOne("SELECT 1 FROM mesh_node") != nil else { return .skipped("no-node") }
         let node = try MeshNode.open(context)
+        try SecureDelete.enable(db)
         let processor = InboxProcessor(node: node, media: MediaInbox(database: db, keyring: node.keyring,
                                                                      folder: MediaInbox.folder(forStore: context.storePath)))
+        let quarantine = InboxQuarantine(database: db, now: node.now)
         let expired = try db.write { db -> Int in
             _ = try db.execute("DELETE FROM mesh_seen WHERE seen_at < ?", [node.now - Self.seenRetentionMilliseconds])
+            try quarantine.prune()
             return try Reassembly(database: db).expire(now: node.now)
         }
         if expired > 0 { counts["fragments_expired"] = expired }
@@ -32,20 +41,46 @@ struct MediaInboxJob: Job {
         var after: Int64 = 0
         while true {
             try context.checkCancellation()
-            let rows = try db.query("SELECT id, frame FROM mesh_inbox WHERE id > ? ORDER BY id LIMIT ?", [after, Self.batchSize])
-            guard let last = rows.last else { break }
-            after = try last.get(0, as: Int64.self)
-            let batch = try db.write { db -> Counts in
-                var batch = Counts()
-                for row in rows {
-                    try processor.process(frame: try row.get(1, as: [UInt8].self), counts: &batch)
-                    _ = try db.execute("DELETE FROM mesh_inbox WHERE id = ?", [try row.get(0, as: Int64.self)])
+            let frames = try db.query("SELECT id, frame, attempts, received_at FROM mesh_inbox WHERE id > ? ORDER BY id LIMIT ?",
+                                      [after, Self.batchSize]).map(InboxQuarantine.Frame.init(row:))
+            guard let last = frames.last else { break }
+            after = last.id
+            // A batch none of whose frames was attempted before goes in one transaction; otherwise (or when that
+            // transaction fails because of a frame) each frame goes alone.
+            let batchTried = frames.allSatisfy { $0.attempts == 0 }
+            if batchTried {
+                let batch: Counts? = try quarantine.attempt(frames) {
+                    try db.write { db -> Counts in
+                        var batch = Counts()
+                        for frame in frames {
+                            try processor.process(frame: frame.bytes, counts: &batch)
+                            _ = try db.execute("DELETE FROM mesh_inbox WHERE id = ?", [frame.id])
+                        }
+                        return batch
+                    }
                 }
-                return batch
+                if let batch {
+                    counts["frames"] += frames.count
+                    for (key, value) in batch.entries { counts[key] += value }
+                    context.committed = counts
+                    continue
+                }
             }
-            counts["frames"] += rows.count
-            for (key, value) in batch.entries { counts[key] += value }
-            context.committed = counts
+            for var frame in frames {
+                try context.checkCancellation()
+                if batchTried { frame.attempts += 1 }   // the mark of the failed batch
+                let single: Counts? = try quarantine.attemptAlone(frame) {
+                    try db.write { db -> Counts in
+                        var single = Counts()
+                        try processor.process(frame: frame.bytes, counts: &single)
+                        _ = try db.execute("DELETE FROM mesh_inbox WHERE id = ?", [frame.id])
+                        return single
+                    }
+                }
+                counts["frames"] += 1
+                if let single { for (key, value) in single.entries { counts[key] += value } } else { counts["quarantined"] += 1 }
+                context.committed = counts
+            }
         }
         return .completed(counts)
     }

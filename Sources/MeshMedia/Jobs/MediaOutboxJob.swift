@@ -2,7 +2,8 @@ import Runner
 import Store
 
 /// `media-outbox`: plans queued private-file sends (encrypted, consented legacy, wait, or a visible failure)
-/// and prunes frames that have been on the air longer than a day.
+/// and prunes expired frames: a day for ordinary frames, the 30 s carry window for frames carrying a file in the clear
+/// (`OutboxRetention`), erased with secure delete.
 struct MediaOutboxJob: Job {
     let name = "media-outbox"
     let summary = "plan queued private-file sends: encrypted when the peer proved privateMedia, legacy only with per-send consent"
@@ -10,19 +11,20 @@ struct MediaOutboxJob: Job {
 
     /// Sends planned per transaction: each may encrypt and fragment up to 1 MiB, so batches stay small.
     static let batchSize = 20
-    static let frameRetentionMilliseconds: Int64 = 86_400_000
 
     func run(_ context: JobContext) throws -> JobResult {
         let db = context.database
         var counts = Counts()
         if context.dryRun {
             counts["queued"] = try db.scalar("SELECT count(*) FROM mesh_sends WHERE status IN ('queued', 'waiting')") ?? 0
-            counts["expired_frames"] = try db.scalar("SELECT count(*) FROM mesh_outbox WHERE created_at < ?",
-                                                     [context.nowMilliseconds - Self.frameRetentionMilliseconds]) ?? 0
+            counts["expired_frames"] = try db.scalar("""
+                SELECT count(*) FROM mesh_outbox WHERE expires_at <= ? OR (expires_at IS NULL AND created_at < ?)
+                """, [context.nowMilliseconds, context.nowMilliseconds - OutboxRetention.frameRetentionMilliseconds]) ?? 0
             return .completed(counts)
         }
         guard try db.queryOne("SELECT 1 FROM mesh_node") != nil else { return .skipped("no-node") }
         let node = try MeshNode.open(context)
+        try SecureDelete.enable(db)
         let planner = OutboxPlanner(node: node, proofTimeoutMilliseconds: Int64(try context.settings.int("mesh.proof-timeout-seconds")) * 1000)
 
         // Each pass visits every open send once (ids above the last one seen), so waiting sends cannot loop.
@@ -40,10 +42,7 @@ struct MediaOutboxJob: Job {
         var pruned = 0
         while true {
             try context.checkCancellation()
-            let deleted = try db.write { db in
-                try db.execute("DELETE FROM mesh_outbox WHERE id IN (SELECT id FROM mesh_outbox WHERE created_at < ? LIMIT 1000)",
-                               [context.nowMilliseconds - Self.frameRetentionMilliseconds])
-            }
+            let deleted = try db.write { try OutboxRetention.pruneExpired($0, now: context.nowMilliseconds) }
             pruned += deleted
             if deleted < 1000 { break }
         }

@@ -6,24 +6,35 @@ import Store
 ///
 /// - Frames are decoded (any bytes: a packet or a typed rejection), deduplicated by a hash that ignores TTL,
 ///   and relayed with TTL − 1 when directed elsewhere (or broadcast) so a node between two others carries them.
-/// - Announces are accepted only when signed by the announced Ed25519 key and sent from the peer id of the
-///   announced Noise key; a known peer's signing key never changes by announce. A verified announce enters
-///   the identity cache and may complete a pin, but never pins by itself.
-/// - Noise handshakes progress one message per frame; a completed session sends this node's peer state (0x21)
-///   and may complete a pin. Handshake collisions resolve by peer id (the lower id stays initiator).
+/// - Announces are verified only when signed by the announced Ed25519 key and sent from the peer id of the
+///   announced Noise key. A verified announce is a claim (`PeerRecord`): it never replaces or evicts a signing
+///   key the peer bound in a session, and a second claim with another key makes an unbound peer a conflict.
+///   It may complete a pin, but never pins by itself.
+/// - Noise handshakes progress one message per frame, beside any established session, which survives until a
+///   new handshake completes; a completed session sends this node's peer state (0x21). The peer's 0x21 binds its
+///   signing key to the static key the session proved (the only authoritative binding) and may complete a pin.
+///   Handshake collisions resolve by peer id (the lower id stays initiator).
 /// - Noise 0x20 → decrypt and deliver; 0x09 → decrypt, canonicalize and deliver; the 64 KiB limit holds for
 ///   everything else (`NoiseTransport.decrypt`). Signed directed `fileTransfer` → verify against the sender's
-///   registered signing key and deliver; unsigned, forged, undirected or from an unknown sender → reject.
-/// - Fragments reassemble within the receiver bounds and the whole packet is then handled like any other.
+///   signing key in force (bound, or the one provisional claim) and deliver; unsigned, forged, undirected, from
+///   an unknown sender or from a peer whose claims conflict → reject.
+/// - Fragments reassemble within the receiver bounds and the whole packet is then handled like any other — once:
+///   a fragment of a fragment is refused (as bitchat does), so no attacker-chosen depth is ever recursed into, and
+///   a frame larger than the largest reassembled packet is refused before it is decoded.
 struct InboxProcessor {
     let node: MeshNode
     let media: MediaInbox
 
     /// Handles one frame, adding what happened to `counts` (fixed words only).
     func process(frame: [UInt8], counts: inout Counts) throws {
+        guard frame.count <= Self.maxFrameBytes else { counts.add("rejected_oversize"); return }
         guard let packet = try? BitchatPacket.decode(frame) else { counts.add("malformed"); return }
         try handle(packet, reassembled: false, counts: &counts)
     }
+
+    /// The largest frame worth decoding: a whole packet of the largest reassembly bound with a v2 header, a full
+    /// route and a signature. Anything larger cannot be a frame of a packet this node would accept.
+    static let maxFrameBytes = Reassembly.largeBound + 16 + 8 + 8 + 1 + 255 * 8 + 64
 
     private var me: [UInt8] { node.identity.peerID }
 
@@ -44,7 +55,7 @@ struct InboxProcessor {
         if !reassembled, packet.recipientID != me, packet.ttl > 1 {
             var relayed = packet
             relayed.ttl -= 1
-            try node.enqueueFrame(try relayed.encoded())
+            try node.enqueue(relayed)
             counts.add("relayed")
         }
         guard forMe else { return }
@@ -68,14 +79,25 @@ struct InboxProcessor {
             counts.add("announce_rejected")
             return
         }
-        if let existing = try node.registry.record(for: packet.senderID) {
-            guard ConstantTime.equals(existing.signingKey, announce.signingPublicKey) else { counts.add("announce_rejected"); return }
-            guard Int64(clamping: packet.timestamp) >= existing.announcedAt else { counts.add("announce_stale"); return }
+        let claim = PeerRecord.Claim(signingKey: announce.signingPublicKey, nickname: announce.nickname,
+                                     capabilities: announce.capabilities, announcedAt: Int64(clamping: packet.timestamp))
+        var record = try node.registry.record(for: packet.senderID)
+            ?? PeerRecord(peerID: packet.senderID, noiseKey: announce.noisePublicKey)
+        guard ConstantTime.equals(record.noiseKey, announce.noisePublicKey) else {
+            // Another Noise key under a known peer id (a peer-id collision): never replaces the known key.
+            counts.add("announce_rejected")
+            return
         }
-        let record = PeerRecord(peerID: packet.senderID, noiseKey: announce.noisePublicKey, signingKey: announce.signingPublicKey,
-                                nickname: announce.nickname, capabilities: announce.capabilities, announcedAt: Int64(clamping: packet.timestamp))
+        let wasConflict = record.standing == .conflict
+        guard record.addClaim(claim) else { counts.add("announce_stale"); return }
         try node.registry.save(record, now: node.now)
-        counts.add("announce_verified")
+        if let signingKey = record.signingKey, ConstantTime.equals(signingKey, claim.signingKey) {
+            counts.add("announce_verified")
+        } else {
+            // A claim against the bound key (kept for `mesh peers`, never in force), or a conflict between claims.
+            counts.add("announce_conflict")
+            if !wasConflict && record.standing == .conflict { counts.add("identity_conflict") }
+        }
         // Announce after session: pin when an established session authenticated this very key.
         if let transport = try node.sessions.load(packet.senderID)?.transport,
            try node.registry.pinIfAuthenticated(peerID: packet.senderID, sessionRemoteStatic: transport.remoteStatic, now: node.now) {
@@ -88,19 +110,19 @@ struct InboxProcessor {
     private func handleHandshake(_ packet: BitchatPacket, counts: inout Counts) throws {
         let peer = packet.senderID
         let message = packet.payload
-        let existing = try node.sessions.load(peer)
+        var session = try node.sessions.load(peer)
         /// Noise message 1 of XX with an empty payload is exactly the 32-byte ephemeral key.
         let isFirstMessage = message.count == 32
         do {
-            if case .handshaking(var handshake)? = existing?.phase, !handshake.isMyTurnToWrite {
+            if var handshake = session?.pending, !handshake.isMyTurnToWrite {
                 if handshake.role == .initiator, handshake.messageIndex == 1, isFirstMessage {
                     // Both sides initiated: the lower peer id keeps the initiator role.
                     if me.lexicographicallyPrecedes(peer) { counts.add("handshake_collision"); return }
-                    try respond(to: message, from: peer, counts: &counts)
+                    try respond(to: message, from: peer, session: session, counts: &counts)
                     return
                 }
                 if handshake.role == .responder, isFirstMessage {
-                    try respond(to: message, from: peer, counts: &counts)   // the peer restarted
+                    try respond(to: message, from: peer, session: session, counts: &counts)   // the peer restarted
                     return
                 }
                 _ = try handshake.readMessage(message)
@@ -108,33 +130,43 @@ struct InboxProcessor {
                     let third = try handshake.writeMessage()
                     try node.transmit(node.directed(.noiseHandshake, to: peer, payload: third))
                 }
-                try complete(handshake, with: peer, counts: &counts)
+                try complete(handshake, with: peer, replacing: session, counts: &counts)
                 return
             }
-            // No handshake waiting for the peer (none, or an established session): only a first message fits.
+            // No handshake waiting for the peer (none, or only an established session): only a first message fits.
             guard isFirstMessage else { counts.add("handshake_unexpected"); return }
-            try respond(to: message, from: peer, counts: &counts)
+            try respond(to: message, from: peer, session: session, counts: &counts)
         } catch is NoiseError {
-            // A failed handshake is dropped; an established session survives a bad first message.
-            if case .handshaking? = existing?.phase { try node.sessions.delete(peer) }
+            // A failed handshake is dropped; the established session, if any, is untouched.
+            if session?.pending != nil {
+                session?.pending = nil
+                if let session { try node.sessions.save(session, now: node.now) }
+            }
             counts.add("handshake_failed")
         }
     }
 
-    /// A first message: become responder and answer with message 2.
-    private func respond(to message: [UInt8], from peer: [UInt8], counts: inout Counts) throws {
+    /// A first message: become responder and answer with message 2. The pending handshake replaces any other
+    /// pending one, never the established session.
+    private func respond(to message: [UInt8], from peer: [UInt8], session: PeerSession?, counts: inout Counts) throws {
         var handshake = NoiseHandshake(role: .responder, localStatic: node.identity.noise)
         _ = try handshake.readMessage(message)
         let second = try handshake.writeMessage()
-        try node.sessions.save(PeerSession(peerID: peer, phase: .handshaking(handshake), proof: nil, startedAt: node.now), now: node.now)
+        var updated = session ?? PeerSession(peerID: peer, handshake: handshake, now: node.now)
+        updated.pending = handshake
+        updated.pendingStartedAt = node.now
+        try node.sessions.save(updated, now: node.now)
         try node.transmit(node.directed(.noiseHandshake, to: peer, payload: second))
         counts.add("handshake_step")
     }
 
-    private func complete(_ handshake: NoiseHandshake, with peer: [UInt8], counts: inout Counts) throws {
+    /// The third message is through: the new session replaces the established one, which must have proved the
+    /// same static key.
+    private func complete(_ handshake: NoiseHandshake, with peer: [UInt8], replacing old: PeerSession?, counts: inout Counts) throws {
         let transport = try handshake.transport()
         guard NodeIdentity.peerID(noiseKey: transport.remoteStatic) == peer else { throw NoiseError.badKey }
-        var session = PeerSession(peerID: peer, phase: .established(transport), proof: nil, startedAt: node.now)
+        if let previous = old?.established, !ConstantTime.equals(previous.remoteStatic, transport.remoteStatic) { throw NoiseError.badKey }
+        var session = PeerSession(peerID: peer, established: transport, proof: nil, startedAt: node.now, pending: nil, pendingStartedAt: node.now)
         try node.sendPeerState(&session)
         try node.sessions.save(session, now: node.now)
         counts.add("session_established")
@@ -147,7 +179,7 @@ struct InboxProcessor {
     // MARK: Noise transport
 
     private func handleEncrypted(_ packet: BitchatPacket, counts: inout Counts) throws {
-        guard var session = try node.sessions.load(packet.senderID), case .established(var transport) = session.phase else {
+        guard var session = try node.sessions.load(packet.senderID), var transport = session.established else {
             counts.add("no_session")
             return
         }
@@ -161,7 +193,7 @@ struct InboxProcessor {
         } catch {
             counts.add("decrypt_failed"); return
         }
-        session.phase = .established(transport)
+        session.established = transport
         guard let payload = try? NoisePayload.decode(plaintext) else {
             try node.sessions.save(session, now: node.now)
             counts.add("malformed")
@@ -169,13 +201,22 @@ struct InboxProcessor {
         }
         switch payload.kind {
         case .authenticatedPeerState:
-            if let state = try? PeerState.decode(payload.body) {
-                session.proof = state
-                counts.add("peer_state")
-            } else {
+            guard let state = try? PeerState.decode(payload.body) else {
+                try node.sessions.save(session, now: node.now)
                 counts.add("malformed")
+                return
             }
+            session.proof = state
             try node.sessions.save(session, now: node.now)
+            counts.add("peer_state")
+            // The peer itself, in a session that proved its static key: the authoritative signing-key binding.
+            if try node.registry.bind(peerID: packet.senderID, sessionRemoteStatic: transport.remoteStatic,
+                                      signingKey: state.signingPublicKey, now: node.now) {
+                counts.add("identity_bound")
+            }
+            if try node.registry.pinIfAuthenticated(peerID: packet.senderID, sessionRemoteStatic: transport.remoteStatic, now: node.now) {
+                counts.add("pinned")
+            }
         case .privateFile:
             try node.sessions.save(session, now: node.now)
             guard let file = try? FilePacket.decode(payload.body) else { counts.add("rejected_file"); return }
@@ -192,12 +233,15 @@ struct InboxProcessor {
         guard packet.recipientID == me else { counts.add("rejected_undirected"); return }
         guard let signature = packet.signature else { counts.add("rejected_unsigned"); return }
         guard let record = try node.registry.record(for: packet.senderID) else { counts.add("rejected_unknown_sender"); return }
-        guard let key = try? Ed25519PublicKey(rawRepresentation: record.signingKey),
+        // Conflicting announce claims and no session binding: neither key is trusted until a session settles it.
+        guard let signingKey = record.signingKey else { counts.add("rejected_identity_conflict"); return }
+        guard let key = try? Ed25519PublicKey(rawRepresentation: signingKey),
               key.isValidSignature(signature, for: try packet.signingPreimage()) else {
             counts.add("rejected_forged")
             return
         }
         guard let file = try? FilePacket.decode(packet.payload) else { counts.add("rejected_file"); return }
+        if record.standing == .provisional { counts.add("legacy_sender_provisional") }
         try deliver(file, from: packet.senderID, form: .legacy, counts: &counts)
     }
 
@@ -217,6 +261,8 @@ struct InboxProcessor {
 
     private func handleFragment(_ packet: BitchatPacket, counts: inout Counts) throws {
         guard let fragment = try? Fragment.decode(packet.payload) else { counts.add("malformed"); return }
+        // A fragment of a fragment is refused before anything is stored: reassembly never nests.
+        guard fragment.originalType != BitchatPacket.MessageType.fragment.rawValue else { counts.add("rejected_nested"); return }
         switch try Reassembly(database: node.database).add(fragment, senderID: packet.senderID, now: node.now) {
         case .stored:
             counts.add("fragment_stored")
@@ -225,6 +271,8 @@ struct InboxProcessor {
         case .complete(let bytes):
             counts.add("reassembled")
             guard let inner = try? BitchatPacket.decode(bytes), inner.senderID == packet.senderID else { counts.add("malformed"); return }
+            // The reassembled packet is what its fragments declared, so never itself a fragment: one level only.
+            guard inner.type == fragment.originalType else { counts.add("malformed"); return }
             try handle(inner, reassembled: true, counts: &counts)
         }
     }

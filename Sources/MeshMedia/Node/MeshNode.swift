@@ -64,35 +64,46 @@ final class MeshNode {
 
     // MARK: The emulated radio
 
-    /// Puts `packet` on the air: one frame, or its fragments. Returns the number of frames.
+    /// Puts `packet` on the air: one frame, or its fragments. Returns the number of frames. `sendID` ties the
+    /// frames to the private-file send they carry, so `mesh exchange` can tell when that send was carried.
     @discardableResult
-    func transmit(_ packet: BitchatPacket) throws -> Int {
+    func transmit(_ packet: BitchatPacket, sendID: Int64? = nil) throws -> Int {
         let frames = try FragmentPlanner.frames(for: packet, fragmentID: try SecureRandom.bytes(count: 8))
-        for frame in frames { try enqueueFrame(try frame.encoded()) }
+        for frame in frames { try enqueue(frame, sendID: sendID) }
         return frames.count
     }
 
-    func enqueueFrame(_ bytes: [UInt8]) throws {
-        _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at) VALUES (?, ?)", [bytes, now])
+    /// Puts one frame on the air as it is (a relayed frame keeps its bytes but for the TTL), with its retention:
+    /// a frame carrying a file in the clear is handed over to its next hop and expires early (`OutboxRetention`).
+    /// `sendID` ties the frame to the private-file send it carries.
+    func enqueue(_ frame: BitchatPacket, sendID: Int64? = nil) throws {
+        let plan = OutboxRetention.plan(for: frame, me: identity.peerID, now: now)
+        _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at, handover_to, expires_at, send_id) VALUES (?, ?, ?, ?, ?)",
+                                 [try frame.encoded(), now, plan.handoverTo, plan.expiresAt, sendID])
     }
 
     // MARK: Sessions
 
-    /// Starts a handshake as initiator with `peerID` (replacing any session) and transmits message 1.
+    /// Starts a handshake as initiator with `peerID` and transmits message 1. It replaces any handshake in
+    /// progress; an established session stays in use until the new handshake completes.
     func startHandshake(with peerID: [UInt8]) throws {
         var handshake = NoiseHandshake(role: .initiator, localStatic: identity.noise)
         let message = try handshake.writeMessage()
-        try sessions.save(PeerSession(peerID: peerID, phase: .handshaking(handshake), proof: nil, startedAt: now), now: now)
+        var session = try sessions.load(peerID) ?? PeerSession(peerID: peerID, handshake: handshake, now: now)
+        session.pending = handshake
+        session.pendingStartedAt = now
+        try sessions.save(session, now: now)
         try transmit(directed(.noiseHandshake, to: peerID, payload: message))
     }
 
-    /// Sends this node's authenticated peer state (0x21) inside the session; called after each completed handshake.
+    /// Sends this node's authenticated peer state (0x21) inside the established session; called after each
+    /// completed handshake.
     func sendPeerState(_ session: inout PeerSession) throws {
-        guard case .established(var transport) = session.phase else { return }
+        guard var transport = session.established else { return }
         let capabilities = identity.emulation.capabilities ?? Capabilities()
         let state = PeerState(capabilities: capabilities, signingPublicKey: identity.signing.publicKey)
         let ciphertext = try transport.encrypt(NoisePayload(kind: .authenticatedPeerState, body: try state.encoded()).encoded())
-        session.phase = .established(transport)
+        session.established = transport
         try transmit(directed(.noiseEncrypted, to: session.peerID, payload: ciphertext))
     }
 }

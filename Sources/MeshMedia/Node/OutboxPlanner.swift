@@ -5,6 +5,10 @@ import Store
 /// What `media-outbox` does with one queued send: decide the form (`SendDecision`), run the route-aware
 /// fragment planner on the exact packet, and emit its frames — or fail the send visibly and emit nothing.
 ///
+/// A send's status says no more than is known: `queued`, `waiting` (for the peer's proof), `transmitted` (its
+/// frames are in the outbox, i.e. handed to the radio), `carried` (set by `mesh exchange` once every frame
+/// reached at least one neighbour), `failed`. There is no `delivered`: the mesh gives no receipt.
+///
 /// Consent belongs to one send: it is read here and cleared when the send is finished, whatever the outcome;
 /// the sealed file content is erased at the same time.
 struct OutboxPlanner {
@@ -13,8 +17,9 @@ struct OutboxPlanner {
     let proofTimeoutMilliseconds: Int64
 
     enum Outcome: String {
-        case sentEncrypted = "sent_encrypted"
-        case sentLegacy = "sent_legacy"
+        /// Handed to the radio (the outbox); nothing is known yet about delivery.
+        case transmittedEncrypted = "transmitted_encrypted"
+        case transmittedLegacy = "transmitted_legacy"
         case waiting = "waiting"
         case failed = "failed"
     }
@@ -31,8 +36,10 @@ struct OutboxPlanner {
         let pinned = try record.map { try node.registry.isPinned(fingerprint: $0.fingerprint) } ?? false
         let session = try node.sessions.load(queued.peerID)
         let established = session?.transport != nil
+        // Conflicting announce claims leave the peer's capabilities unknown: wait for a session, which settles them.
         let decision = SendDecision.decide(.init(
-            hasStableKey: record != nil, pinned: pinned, announceHasPrivateMedia: record?.advertisesPrivateMedia == true,
+            hasStableKey: record?.hasStableKey == true, pinned: pinned,
+            announceHasPrivateMedia: record?.advertisesPrivateMedia == true || record?.standing == .conflict,
             proof: established ? session?.proof?.capabilities : nil,
             proofTimedOut: waitingSince.map { node.now - $0 >= proofTimeoutMilliseconds } ?? false,
             consent: consent, canEncrypt: node.identity.emulation != .olderClient))
@@ -45,32 +52,31 @@ struct OutboxPlanner {
             }
             // Start a handshake unless one is running or the session is up with its proof in flight; restart one
             // that has produced no proof within the timeout (the peer lost its half, or a message was lost).
-            let stale = session.map { $0.proof == nil && node.now - $0.startedAt >= proofTimeoutMilliseconds } ?? true
-            if stale { try node.startHandshake(with: queued.peerID) }
+            if session?.needsHandshake(now: node.now, timeout: proofTimeoutMilliseconds) ?? true { try node.startHandshake(with: queued.peerID) }
             return .waiting
         case .blocked(let reason):
             try finish(sendID, status: "failed", form: nil, reason: SendReason(rawValue: reason.rawValue), fragments: nil)
             return .failed
         case .encrypted:
-            guard var session, case .established(var transport) = session.phase else { return .failed }
+            guard var session, var transport = session.established else { return .failed }
             var plaintext = NoisePayload(kind: .privateFile, body: try queued.filePacket.encoded()).encoded()
             // Emulation of a prerelease iOS sender only: the 0x09 alias. The node itself never emits it.
             if node.identity.emulation == .prereleaseIOS { plaintext[0] = NoisePayload.privateFileAlias }
             let ciphertext = try transport.encrypt(plaintext)
             let packet = node.directed(.noiseEncrypted, to: queued.peerID, payload: ciphertext, route: queued.route)
             guard let fragments = try admit(packet, sendID: sendID) else { return .failed }
-            session.phase = .established(transport)
+            session.established = transport
             try node.sessions.save(session, now: node.now)
-            try node.transmit(packet)
-            try finish(sendID, status: "sent", form: "encrypted", reason: nil, fragments: fragments)
-            return .sentEncrypted
+            try node.transmit(packet, sendID: sendID)
+            try finish(sendID, status: "transmitted", form: "encrypted", reason: nil, fragments: fragments)
+            return .transmittedEncrypted
         case .legacy:
             let packet = try node.signed(node.directed(.fileTransfer, to: queued.peerID, payload: try queued.filePacket.encoded(),
                                                        route: queued.route))
             guard let fragments = try admit(packet, sendID: sendID) else { return .failed }
-            try node.transmit(packet)
-            try finish(sendID, status: "sent", form: "legacy", reason: nil, fragments: fragments)
-            return .sentLegacy
+            try node.transmit(packet, sendID: sendID)
+            try finish(sendID, status: "transmitted", form: "legacy", reason: nil, fragments: fragments)
+            return .transmittedLegacy
         }
     }
 

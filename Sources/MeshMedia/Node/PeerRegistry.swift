@@ -1,52 +1,8 @@
 import Cryptography
 import Store
 
-/// One verified announce: the identity cache entry for a peer (sealed at rest, found by blind index of its id).
-struct PeerRecord: Equatable {
-    var peerID: [UInt8]
-    var noiseKey: [UInt8]
-    var signingKey: [UInt8]
-    var nickname: String
-    /// nil when the announce had no capabilities TLV.
-    var capabilities: Capabilities?
-    var announcedAt: Int64
-
-    var fingerprint: [UInt8] { NodeIdentity.fingerprint(noiseKey: noiseKey) }
-    var advertisesPrivateMedia: Bool { capabilities?.contains(.privateMedia) == true }
-
-    func serialized() -> [UInt8] {
-        var out: [UInt8] = [1] + peerID + noiseKey + signingKey
-        out.append(capabilities == nil ? 0 : 1)
-        out.appendBigEndian(capabilities?.rawValue ?? 0)
-        out.appendBigEndian(UInt64(bitPattern: announcedAt))
-        return out + Array(nickname.utf8)
-    }
-
-    init(peerID: [UInt8], noiseKey: [UInt8], signingKey: [UInt8], nickname: String, capabilities: Capabilities?, announcedAt: Int64) {
-        self.peerID = peerID
-        self.noiseKey = noiseKey
-        self.signingKey = signingKey
-        self.nickname = nickname
-        self.capabilities = capabilities
-        self.announcedAt = announcedAt
-    }
-
-    init(serialized bytes: [UInt8]) throws {
-        var reader = ByteReader(bytes)
-        guard try reader.byte() == 1 else { throw WireError.unsupportedVersion }
-        peerID = Array(try reader.take(8))
-        noiseKey = Array(try reader.take(32))
-        signingKey = Array(try reader.take(32))
-        let hasCaps = try reader.byte() == 1
-        let caps = try reader.uint64()
-        capabilities = hasCaps ? Capabilities(rawValue: caps) : nil
-        if !hasCaps && caps != 0 { throw WireError.nonCanonical }
-        announcedAt = Int64(bitPattern: try reader.uint64())
-        nickname = String(decoding: reader.rest(), as: UTF8.self)
-    }
-}
-
-/// The identity cache (verified announces) and the capability pins, both sealed with the store keyring.
+/// The identity cache (`PeerRecord`: session-bound signing keys and announce claims) and the capability pins,
+/// both sealed with the store keyring.
 struct PeerRegistry {
     let database: Database
     let keyring: StoreKeyring
@@ -90,12 +46,30 @@ struct PeerRegistry {
                                     [keyring.blindIndex(fingerprint, purpose: Self.pinIndexPurpose), sealed, now]) > 0
     }
 
-    /// The pin rule, run after either event (a completed session or a verified announce): pin the fingerprint
-    /// when the session authenticated the same static key as the capability-bearing registry entry.
+    /// Binds `signingKey` to the Noise static key a session proved, as the peer's own 0x21 states it: the one
+    /// authoritative binding. Replaces any earlier binding or provisional claim; announce claims under other keys
+    /// stay listed as conflicting. Returns true when the binding changed.
+    @discardableResult
+    func bind(peerID: [UInt8], sessionRemoteStatic: [UInt8], signingKey: [UInt8], now: Int64) throws -> Bool {
+        var record = try record(for: peerID) ?? PeerRecord(peerID: peerID, noiseKey: sessionRemoteStatic)
+        if !ConstantTime.equals(record.noiseKey, sessionRemoteStatic) {
+            // An announce under this peer id named another Noise key (a peer-id collision): the session wins.
+            record = PeerRecord(peerID: peerID, noiseKey: sessionRemoteStatic)
+        }
+        if let bound = record.boundSigningKey, ConstantTime.equals(bound, signingKey) { return false }
+        record.boundSigningKey = signingKey
+        try save(record, now: now)
+        return true
+    }
+
+    /// The pin rule, run after each event that can complete it (a completed session, the peer's 0x21, a verified
+    /// announce): pin the fingerprint when a session authenticated the same static key as the registry entry, the
+    /// peer bound its signing key in a session, and the announce made under that very key carries privateMedia.
+    /// A provisional claim (someone's announce) never pins.
     @discardableResult
     func pinIfAuthenticated(peerID: [UInt8], sessionRemoteStatic: [UInt8]?, now: Int64) throws -> Bool {
-        guard let sessionRemoteStatic, let record = try record(for: peerID), record.advertisesPrivateMedia,
-              ConstantTime.equals(record.noiseKey, sessionRemoteStatic) else { return false }
+        guard let sessionRemoteStatic, let record = try record(for: peerID), record.standing == .authenticated,
+              record.advertisesPrivateMedia, ConstantTime.equals(record.noiseKey, sessionRemoteStatic) else { return false }
         return try pin(fingerprint: record.fingerprint, now: now)
     }
 }

@@ -2,7 +2,8 @@ import Store
 
 /// Fragment reassembly in the store, with the receiver bounds from the reference: a set lives 30 s, holds at
 /// most 1,179,760 bytes for fileTransfer/noiseEncrypted originals (1 MiB otherwise), and at most
-/// `maxSets` sets are open at once.
+/// `maxSets` sets are open at once, and a set declares at most `maxFragments` fragments (so the per-fragment
+/// bookkeeping over a set stays bounded).
 struct Reassembly {
     let database: Database
 
@@ -10,6 +11,9 @@ struct Reassembly {
     static let maxSets = 64
     static let largeBound = 1_179_760
     static let defaultBound = 1_048_576
+    /// Clients cut 469-byte chunks (386 with an 8-hop route): the largest packet is then at most 3,057 fragments.
+    /// Android caps a set at 256.
+    static let maxFragments = 4_096
 
     enum Result {
         case stored
@@ -28,6 +32,7 @@ struct Reassembly {
     }
 
     func add(_ fragment: Fragment, senderID: [UInt8], now: Int64) throws -> Result {
+        guard Int(fragment.total) <= Self.maxFragments else { return .rejected }
         let key = senderID + fragment.fragmentID
         let row = try database.queryOne("""
             SELECT count(*), coalesce(sum(length(data)), 0), min(total), max(total), min(original_type), max(original_type), min(first_at)

@@ -105,5 +105,53 @@ enum MeshSchema {
             updated_at INTEGER NOT NULL
         ) STRICT;
         """),
+        // Send states say no more than is known: `transmitted` (its frames were handed to the radio, the outbox) and
+        // `carried` (every frame reached at least one neighbour); the mesh gives no delivery receipt. Frames
+        // remember the send they belong to so `mesh exchange` can tell when a send is carried.
+        Migration("meshmedia-002-send-states", sql: """
+        CREATE TABLE mesh_sends_v2 (
+            id INTEGER PRIMARY KEY,
+            peer_index BLOB NOT NULL,
+            sealed BLOB,
+            consent INTEGER NOT NULL DEFAULT 0 CHECK (consent IN (0, 1)),
+            status TEXT NOT NULL CHECK (status IN ('queued', 'waiting', 'transmitted', 'carried', 'failed')),
+            form TEXT CHECK (form IN ('encrypted', 'legacy')),
+            reason TEXT,
+            fragments INTEGER,
+            content_bytes INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            waiting_at INTEGER
+        ) STRICT;
+        INSERT INTO mesh_sends_v2 (id, peer_index, sealed, consent, status, form, reason, fragments, content_bytes, created_at, updated_at, waiting_at)
+            SELECT id, peer_index, sealed, consent, CASE status WHEN 'sent' THEN 'transmitted' ELSE status END, form, reason, fragments,
+                   content_bytes, created_at, updated_at, waiting_at FROM mesh_sends;
+        DROP TABLE mesh_sends;
+        ALTER TABLE mesh_sends_v2 RENAME TO mesh_sends;
+        CREATE INDEX mesh_sends_open ON mesh_sends(status) WHERE status IN ('queued', 'waiting');
+        CREATE INDEX mesh_sends_transmitted ON mesh_sends(id) WHERE status = 'transmitted';
+        ALTER TABLE mesh_outbox ADD COLUMN send_id INTEGER;
+        CREATE INDEX mesh_outbox_by_send ON mesh_outbox(send_id) WHERE send_id IS NOT NULL;
+        """),
+        // Issue 11 item 7: a frame a pass died on is counted (`attempts`), and a frame that cannot be processed is
+        // moved aside into `mesh_inbox_quarantine` instead of blocking the inbox.
+        Migration("meshmedia-010-inbox-quarantine", sql: """
+        ALTER TABLE mesh_inbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE mesh_inbox_quarantine (
+            id INTEGER PRIMARY KEY,
+            frame BLOB NOT NULL,
+            reason TEXT NOT NULL CHECK (reason IN ('failed', 'interrupted')),
+            received_at INTEGER NOT NULL,
+            quarantined_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX mesh_inbox_quarantine_by_time ON mesh_inbox_quarantine(quarantined_at);
+        """),
+        // Issue 11 item 10: frames that carry a file in the clear (signed legacy fileTransfer and its fragments) name
+        // the neighbour they are handed over to (`handover_to`: deleted once carried there) and expire early.
+        Migration("meshmedia-011-outbox-handover", sql: """
+        ALTER TABLE mesh_outbox ADD COLUMN handover_to BLOB;
+        ALTER TABLE mesh_outbox ADD COLUMN expires_at INTEGER;
+        CREATE INDEX mesh_outbox_by_expiry ON mesh_outbox(expires_at) WHERE expires_at IS NOT NULL;
+        """),
     ]
 }

@@ -44,6 +44,21 @@ struct QueuedFile {
     var filePacket: FilePacket { FilePacket(fileName: fileName, mimeType: mimeType, content: content) }
 }
 
+/// A send's status as `job mesh sends` shows it: never more than this node knows.
+enum SendStatus: String {
+    case queued, waiting, transmitted, carried, failed
+
+    var explanation: String {
+        switch self {
+        case .queued: return "queued for media-outbox"
+        case .waiting: return "waiting for the peer's session proof"
+        case .transmitted: return "handed to the radio (the outbox); not yet carried to any neighbour; delivery is not confirmed"
+        case .carried: return "every frame reached at least one neighbour; the mesh gives no delivery receipt"
+        case .failed: return "failed; nothing more is sent"
+        }
+    }
+}
+
 /// Why a send ended as it did, as `job mesh sends` shows it.
 enum SendReason: String {
     case tooManyFragments = "too-many-fragments"

@@ -1,67 +1,109 @@
 import Cryptography
 import Store
 
-/// A Noise session with one peer as the store keeps it: a handshake in progress or an established transport
-/// (keys, counters and the replay window), plus the peer state (0x21) received in *this* session.
+/// The Noise state kept for one peer: the established session (transport keys, counters, replay window, and the
+/// peer state 0x21 received in *this* session) and, beside it, a handshake in progress.
+///
+/// An established session survives until a new handshake with the same static key completes: a first handshake
+/// message (32 bytes anyone can send under the peer's id) only starts a pending handshake next to it, and a
+/// failed handshake discards only the pending one.
 struct PeerSession {
-    enum Phase {
-        case handshaking(NoiseHandshake)
-        case established(NoiseTransport)
+    var peerID: [UInt8]
+    var established: NoiseTransport?
+    /// The authenticated peer state received in the established session; a new session starts without one.
+    var proof: PeerState?
+    /// When the established session completed.
+    var startedAt: Int64
+    var pending: NoiseHandshake?
+    var pendingStartedAt: Int64
+
+    var transport: NoiseTransport? { established }
+
+    /// A session with only a handshake in progress.
+    init(peerID: [UInt8], handshake: NoiseHandshake, now: Int64) {
+        self.peerID = peerID
+        established = nil
+        proof = nil
+        startedAt = now
+        pending = handshake
+        pendingStartedAt = now
     }
 
-    var peerID: [UInt8]
-    var phase: Phase
-    /// The authenticated peer state received in this session; a new session starts without one.
-    var proof: PeerState?
-    var startedAt: Int64
+    init(peerID: [UInt8], established: NoiseTransport?, proof: PeerState?, startedAt: Int64, pending: NoiseHandshake?, pendingStartedAt: Int64) {
+        self.peerID = peerID
+        self.established = established
+        self.proof = proof
+        self.startedAt = startedAt
+        self.pending = pending
+        self.pendingStartedAt = pendingStartedAt
+    }
 
-    var transport: NoiseTransport? {
-        if case .established(let transport) = phase { return transport }
-        return nil
+    /// Whether a sender waiting for proof should start a new handshake: no proof yet, and neither the pending
+    /// handshake nor the established session (its proof may be in flight) is younger than `timeout`.
+    func needsHandshake(now: Int64, timeout: Int64) -> Bool {
+        if established != nil, proof != nil { return false }
+        if pending != nil, now - pendingStartedAt < timeout { return false }
+        if established != nil, now - startedAt < timeout { return false }
+        return true
     }
 
     func serialized() -> [UInt8] {
-        var out: [UInt8] = [1] + peerID
-        let state: [UInt8]
-        switch phase {
-        case .handshaking(let handshake): out.append(1); state = handshake.serialized()
-        case .established(let transport): out.append(2); state = transport.serialized()
+        var out: [UInt8] = [2] + peerID
+        out.appendBigEndian(UInt64(bitPattern: startedAt))
+        out.appendBigEndian(UInt64(bitPattern: pendingStartedAt))
+        for state in [established?.serialized(), pending?.serialized()] {
+            if let state {
+                out.append(1)
+                out.appendBigEndian(UInt32(state.count))
+                out += state
+            } else {
+                out.append(0)
+            }
         }
-        out.appendBigEndian(UInt32(state.count))
-        out += state
         if let proof, let encoded = try? proof.encoded() { out.append(1); out += encoded } else { out.append(0) }
         return out
-    }
-
-    init(peerID: [UInt8], phase: Phase, proof: PeerState?, startedAt: Int64) {
-        self.peerID = peerID
-        self.phase = phase
-        self.proof = proof
-        self.startedAt = startedAt
     }
 
     init(serialized bytes: [UInt8], startedAt: Int64) throws {
         var reader = ByteReader(bytes)
         do {
-            guard try reader.byte() == 1 else { throw NoiseError.badState }
-            peerID = Array(try reader.take(8))
-            let kind = try reader.byte()
-            let length = Int(try reader.uint32())
-            let state = Array(try reader.take(length))
-            switch kind {
-            case 1: phase = .handshaking(try NoiseHandshake(serialized: state))
-            case 2: phase = .established(try NoiseTransport(serialized: state))
-            default: throw NoiseError.badState
+            func state(_ reader: inout ByteReader) throws -> [UInt8]? {
+                switch try reader.byte() {
+                case 0: return nil
+                case 1: return Array(try reader.take(Int(try reader.uint32())))
+                default: throw NoiseError.badState
+                }
+            }
+            switch try reader.byte() {
+            case 1:
+                // Before sessions kept a pending handshake: one phase, either kind.
+                peerID = Array(try reader.take(8))
+                let kind = try reader.byte()
+                let state = Array(try reader.take(Int(try reader.uint32())))
+                switch kind {
+                case 1: established = nil; pending = try NoiseHandshake(serialized: state)
+                case 2: established = try NoiseTransport(serialized: state); pending = nil
+                default: throw NoiseError.badState
+                }
+                self.startedAt = startedAt
+                pendingStartedAt = startedAt
+            case 2:
+                peerID = Array(try reader.take(8))
+                self.startedAt = Int64(bitPattern: try reader.uint64())
+                pendingStartedAt = Int64(bitPattern: try reader.uint64())
+                established = try state(&reader).map { try NoiseTransport(serialized: $0) }
+                pending = try state(&reader).map { try NoiseHandshake(serialized: $0) }
+            default:
+                throw NoiseError.badState
             }
             proof = try reader.byte() == 1 ? try PeerState.decode(reader.rest()) : nil
-            self.startedAt = startedAt
         } catch is WireError {
             throw NoiseError.badState
         }
     }
 }
 
-/// Noise sessions sealed with the store keyring, one per peer, found by the peer id's blind index.
+/// Noise sessions sealed with the store keyring, one row per peer, found by the peer id's blind index.
 struct SessionStore {
     let database: Database
     let keyring: StoreKeyring
@@ -75,15 +117,17 @@ struct SessionStore {
         return try PeerSession(serialized: bytes, startedAt: try row.get(1, as: Int64.self))
     }
 
+    /// Saves the session; a row with neither an established session nor a pending handshake is deleted.
     func save(_ session: PeerSession, now: Int64) throws {
-        let state: String
-        if case .established = session.phase { state = "established" } else { state = "handshaking" }
+        guard session.established != nil || session.pending != nil else { return try delete(session.peerID) }
+        let state = session.established != nil ? "established" : "handshaking"
+        let startedAt = session.established != nil ? session.startedAt : session.pendingStartedAt
         let sealed = try keyring.seal(session.serialized(), purpose: Self.purpose)
         _ = try database.execute("""
             INSERT INTO mesh_sessions (peer_index, state, sealed, started_at, updated_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (peer_index) DO UPDATE SET state = excluded.state, sealed = excluded.sealed,
                 started_at = excluded.started_at, updated_at = excluded.updated_at
-            """, [index(session.peerID), state, sealed, session.startedAt, now])
+            """, [index(session.peerID), state, sealed, startedAt, now])
     }
 
     func delete(_ peerID: [UInt8]) throws {

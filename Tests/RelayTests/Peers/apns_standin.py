@@ -14,6 +14,7 @@ Script (re-read whenever the file changes):
   {"p8": PATH, "key_id": K, "team_id": T, "topic": BUNDLE,
    "answers": {"<hex token>": {"status": 410, "reason": "Unregistered", "timestamp": MS}, ...},
    "reject_iat_before": SECONDS or null,     # ExpiredProviderToken for JWTs issued earlier
+   "answer_delay_ms": N (optional),          # answers leave one at a time, N ms apart (requests are logged on arrival)
    "default": {"status": 200}}
 """
 import argparse, asyncio, base64, datetime, ipaddress, json, os, re, ssl, sys, uuid
@@ -82,6 +83,7 @@ class Script:
 
 class State:
     connections = 0
+    next_answer_at = 0.0
 
 
 class APNsProtocol(asyncio.Protocol):
@@ -179,6 +181,24 @@ class APNsProtocol(asyncio.Protocol):
             record["violation"] = reason
         record["status"], record["reason"] = status, reason
         self.log.write(json.dumps(record) + "\n")
+        delay = self.script.current().get("answer_delay_ms")
+        if delay:
+            loop = asyncio.get_running_loop()
+            State.next_answer_at = max(State.next_answer_at, loop.time()) + delay / 1000.0
+            loop.call_at(State.next_answer_at, self.send_delayed, stream_id, status, reason, scripted)
+            return
+        self.respond(stream_id, status, reason, scripted)
+
+    def send_delayed(self, stream_id, status, reason, scripted):
+        if self.transport.is_closing():
+            return
+        try:
+            self.respond(stream_id, status, reason, scripted)
+            self.transport.write(self.conn.data_to_send())
+        except Exception:
+            pass
+
+    def respond(self, stream_id, status, reason, scripted):
         response = [(":status", str(status)), ("apns-id", str(uuid.uuid4()))]
         if status == 200:
             self.conn.send_headers(stream_id, response, end_stream=True)

@@ -1,0 +1,40 @@
+import Foundation
+import Runner
+
+/// How long one link connection may take: its TLS handshake, each message, and the whole connection.
+///
+/// Every bound is an absolute instant checked with `poll()` on a non-blocking socket, never a per-`recv` timeout
+/// that a peer trickling one byte at a time could keep resetting. The same bounds apply to dialled connections,
+/// to `serve-link --listen` and to the one connection `serve-link` answers on stdin.
+public struct LinkDeadlines: Sendable, Equatable {
+    /// Seconds from the start of the connection to the end of the TLS handshake (dialling: TCP connect included).
+    public var handshakeSeconds: TimeInterval
+    /// Seconds one message (a frame's length and body) may take to arrive or to leave.
+    public var messageSeconds: TimeInterval
+    /// Seconds the whole connection may last, handshake included.
+    public var connectionSeconds: TimeInterval
+
+    public init(handshakeSeconds: TimeInterval, messageSeconds: TimeInterval, connectionSeconds: TimeInterval) {
+        self.handshakeSeconds = handshakeSeconds
+        self.messageSeconds = messageSeconds
+        self.connectionSeconds = connectionSeconds
+    }
+
+    /// The defaults of the `link.*` settings (for tests and callers without a store).
+    public static let standard = LinkDeadlines(handshakeSeconds: 10, messageSeconds: 10, connectionSeconds: 30)
+
+    /// The deadlines `serve-link` answers with (`link.handshake-timeout-seconds`, `link.message-timeout-seconds`,
+    /// `link.connection-timeout-seconds`).
+    static func serving(_ settings: Settings) throws -> LinkDeadlines {
+        LinkDeadlines(handshakeSeconds: TimeInterval(try settings.int(GrantsSettings.handshakeTimeout)),
+                      messageSeconds: TimeInterval(try settings.int(GrantsSettings.messageTimeout)),
+                      connectionSeconds: TimeInterval(try settings.int(GrantsSettings.connectionTimeout)))
+    }
+
+    /// The deadlines a dialled connection gets: connect and handshake within `link.connect-timeout-seconds`.
+    static func dialling(_ settings: Settings) throws -> LinkDeadlines {
+        var deadlines = try serving(settings)
+        deadlines.handshakeSeconds = TimeInterval(try settings.int(GrantsSettings.connectTimeout))
+        return deadlines
+    }
+}

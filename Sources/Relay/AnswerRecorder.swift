@@ -1,0 +1,78 @@
+import Foundation
+import HTTPClient
+import Runner
+import Store
+
+/// Records `send-wakeups` answers on their tokens as they arrive, in small transactions (at most
+/// `batchSize` rows, at least every `flushInterval`), so a pass stopped at any point keeps every answer it
+/// received and its rerun never pushes those tokens again for the same trigger.
+///
+/// A push that was never sent (the batch was cancelled first) gets its `sent_at` stamp released instead, unless
+/// the token already has an answer from this pass. A write failure is kept in `failure` (the caller stops the
+/// batch and throws it).
+final class AnswerRecorder {
+    static let batchSize = 200
+    static let flushInterval: TimeInterval = 0.1
+
+    private let database: Database
+    private let targets: [SendWakeupsJob.Target]
+    private let now: Int64
+    private var pending: [(target: Int, answer: Result<HTTPResponse, HTTPError>)] = []
+    private var answered = Set<Int>()
+    private var lastFlush = Date()
+    private(set) var failure: Error?
+
+    init(database: Database, targets: [SendWakeupsJob.Target], now: Int64) {
+        self.database = database
+        self.targets = targets
+        self.now = now
+    }
+
+    /// Queues the answer for `targets[target]`; writes the queue when it is full or old enough.
+    func record(target: Int, _ answer: Result<HTTPResponse, HTTPError>) {
+        pending.append((target, answer))
+        if pending.count >= Self.batchSize || Date().timeIntervalSince(lastFlush) >= Self.flushInterval {
+            do { try flush() } catch { if failure == nil { failure = error } }
+        }
+    }
+
+    /// Writes every queued answer in one transaction.
+    func flush() throws {
+        lastFlush = Date()
+        guard !pending.isEmpty, failure == nil else { return }
+        let batch = pending
+        pending.removeAll(keepingCapacity: true)
+        try database.write { db in
+            for (index, answer) in batch {
+                let row = targets[index].tokenRow
+                if case .failure(.cancelled) = answer {
+                    guard !answered.contains(index) else { continue }
+                    try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND sent_at = ?", [targets[index].previousSentAt, row, now])
+                    continue
+                }
+                answered.insert(index)
+                let result = APNsPush.result(answer)
+                let retry = [.retryNextPass, .remintProviderToken, .configuration].contains(result.action) ? 1 : 0
+                if let status = result.status {
+                    try db.execute("""
+                        UPDATE relay_tokens SET result_status = ?, result_reason = ?, result_at = ?, invalidated_at = ?, retry_due = ? WHERE id = ?
+                        """, [status, result.reason, now, result.invalidatedAt, retry, row])
+                } else {
+                    try db.execute("UPDATE relay_tokens SET retry_due = 1 WHERE id = ?", [row])
+                }
+            }
+        }
+    }
+
+    /// Releases the stamps of `indices` (a pass stopped before sending anything).
+    func releaseStamps<S: Sequence>(_ indices: S) throws where S.Element == Int {
+        let all = Array(indices)
+        for start in stride(from: 0, to: all.count, by: SendWakeupsJob.batchSize) {
+            try database.write { db in
+                for index in all[start..<min(start + SendWakeupsJob.batchSize, all.count)] {
+                    try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND sent_at = ?", [targets[index].previousSentAt, targets[index].tokenRow, now])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Relay
+import Runner
+import Store
+import TestSupport
+
+/// One relay node driven through the real `job` binary: its home, store file and environment.
+final class RelayMachine {
+    let home = TemporaryDirectory("relay-machine")
+    var store: String { home.file("store.sqlite") }
+    var extra: [String: String]
+
+    init(environment: [String: String] = [:]) { extra = environment }
+
+    /// Runs `job --store STORE [--now @SECONDS] arguments…` to completion.
+    @discardableResult
+    func run(_ arguments: [String], at seconds: Int64? = nil, timeout: TimeInterval = 120) throws -> JobProcess.Result {
+        try JobProcess.run(command(arguments, at: seconds), environment: JobProcess.environment(home: home.path, extra), timeout: timeout)
+    }
+
+    /// Starts `job …` and returns at once (to signal it).
+    func start(_ arguments: [String], at seconds: Int64? = nil) throws -> JobProcess.Running {
+        try JobProcess.start(command(arguments, at: seconds), environment: JobProcess.environment(home: home.path, extra))
+    }
+
+    private func command(_ arguments: [String], at seconds: Int64?) -> [String] {
+        ["--store", store] + (seconds.map { ["--now", "@\($0)"] } ?? []) + arguments
+    }
+
+    func register(_ device: String, _ token: String, at seconds: Int64) throws {
+        let result = try run(["relay", "register", "--device-id", device, "--apns-token", token], at: seconds)
+        guard result.exitCode == 0 else { throw TestFailure("register failed: \(result.stderr)") }
+    }
+
+    func trigger(_ device: String, at seconds: Int64) throws {
+        let result = try run(["relay", "trigger", "--device-id", device], at: seconds)
+        guard result.exitCode == 0 else { throw TestFailure("trigger failed: \(result.stderr)") }
+    }
+
+    /// One `send-wakeups` pass with `--json`: its exit code, counts and stderr.
+    func sendWakeups(at seconds: Int64) throws -> (exitCode: Int32, counts: [String: Int], stderr: String) {
+        let result = try run(["--json", "send-wakeups"], at: seconds)
+        let object = (try? result.jsonObject()) ?? [:]
+        return (result.exitCode, object["counts"] as? [String: Int] ?? [:], result.stderr)
+    }
+
+    /// Bulk registrations written straight into the store file (the rows `relay register` writes), for load.
+    /// The store and its key must exist (register one token through the binary first).
+    func seed(devices: Int, tokensPerDevice: Int, registeredAt: Int64, triggeredAt: Int64?, deviceID: (Int) -> String, token: (Int, Int) -> String) throws {
+        let key = try StoreKeyLocation.resolve(environment: [:], storePath: store).load()
+        try RegistrationSeeder.seed(database: try Database(path: store), storeKey: key, devices: devices, tokensPerDevice: tokensPerDevice,
+                                    registeredAt: registeredAt, triggeredAt: triggeredAt, deviceID: deviceID, token: token, result: { _, _ in .none })
+    }
+
+    func database() throws -> Database { try Database(path: store) }
+}
