@@ -508,7 +508,9 @@ ssize_t vq_write(vq_conn *c, uint8_t *out, size_t capacity) {
             c->send_sent += (uint64_t)accepted;
             if ((flags & NGTCP2_WRITE_STREAM_FLAG_FIN) && c->send_sent == c->send_queued) c->fin_sent = 1;
         }
-        ngtcp2_conn_update_pkt_tx_time(c->conn, now);
+        // No ngtcp2_conn_update_pkt_tx_time: without it ngtcp2 does not pace. Its pacer, fed the default 333 ms
+        // initial RTT, would space a handshake flight's datagrams tens of milliseconds apart; the congestion
+        // window still bounds what is in flight.
         return n;
     }
 }

@@ -198,6 +198,8 @@ public final class QUICEndpoint: @unchecked Sendable {
     private func runLoop() {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var out = [UInt8](repeating: 0, count: 1500)
+        // A dialled connection's first flight goes out at once, before the first wait.
+        for entry in entries { service(entry, out: &out, now: Date()) }
         while true {
             if isServer ? stopping : entries.isEmpty { break }
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]

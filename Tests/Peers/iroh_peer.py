@@ -7,6 +7,10 @@ mapper sends UPnP multicast and binds wildcard sockets even with relays and disc
         dials our serve-link, says hello, proves the grant in BUNDLE (we are its holder), delivers one offer.
     iroh_peer.py dial          SECRET_HEX SERVER_ID PORT ALPN
         dials and reports only whether the handshake completed (wrong id, unknown ALPN).
+    iroh_peer.py bench         DIALERS OFFERS
+        job-bench link's baseline: one iroh endpoint serving /vnidrop/offer/1 (hello, challenge, proof check, offer,
+        result) and DIALERS iroh endpoints each delivering OFFERS offers one connection at a time, all at once;
+        prints offers per second and the median connect+proof latency.
     iroh_peer.py serve         SECRET_HEX MODE GRANT_ID GRANT_SECRET [OFFER_JSON]
         serves one connection: MODE pull (hands OFFER_JSON over on /vnidrop/pull/1), offer (takes one offer),
         revoke (takes a revoke notice); proofs are checked against the grant it issued.
@@ -147,6 +151,77 @@ async def serve(secret_hex, mode, grant_id_hex, grant_secret_hex, offer_json=Non
     await ep.close()
 
 
+async def bench(dialers, offers):
+    import os
+    import statistics
+    import time
+    server = await endpoint(os.urandom(32).hex(), [b"/vnidrop/offer/1"])
+    port = int(server.bound_sockets()[0].rsplit(":", 1)[1])
+    me = server.id().to_bytes()
+    secret = os.urandom(32)
+    grant_id = os.urandom(16).hex()
+
+    async def answer(conn):
+        bi = await conn.accept_bi()
+        out, inp = bi.send(), bi.recv()
+        assert (await receive(inp))["type"] == "hello"
+        challenge = os.urandom(32)
+        await send(out, {"type": "challenge", "challenge": challenge.hex()})
+        prove = await receive(inp)
+        ok = hmac.compare_digest(bytes.fromhex(prove["proof"]), proof(secret, challenge, me, conn.remote_id().to_bytes()))
+        await send(out, {"type": "answer", "answer": "accepted" if ok else "lapsed"})
+        await receive(inp)
+        await send(out, {"type": "offer-result", "result": "pending", "decisions": []})
+        await out.finish()
+        try:
+            await asyncio.wait_for(conn.closed(), 10)
+        except asyncio.TimeoutError:
+            pass
+
+    async def serve():
+        tasks = set()
+        while True:
+            incoming = await server.accept_next()
+            if incoming is None:
+                return
+            async def one(incoming=incoming):
+                conn = await (await incoming.accept()).connect()
+                await answer(conn)
+            task = asyncio.ensure_future(one())
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    latencies = []
+
+    async def dialer():
+        ep = await endpoint(os.urandom(32).hex(), [])
+        holder = ep.id().to_bytes()
+        addr = iroh.EndpointAddr(server.id(), None, [f"127.0.0.1:{port}"])
+        for _ in range(offers):
+            start = time.monotonic()
+            conn = await ep.connect(addr, b"/vnidrop/offer/1")
+            bi = await conn.open_bi()
+            out, inp = bi.send(), bi.recv()
+            await send(out, {"type": "hello"})
+            challenge = bytes.fromhex((await receive(inp))["challenge"])
+            await send(out, {"type": "proof", "grant_id": grant_id, "proof": proof(secret, challenge, me, holder).hex()})
+            assert (await receive(inp))["answer"] == "accepted"
+            latencies.append(time.monotonic() - start)
+            await send(out, {"type": "offer", "offer_id": os.urandom(16).hex(), "ticket": "bench", "file_count": 1, "total_bytes": 1})
+            assert (await receive(inp))["result"] == "pending"
+            await out.finish()
+            conn.close(0, b"done")
+        await ep.close()
+
+    serving = asyncio.ensure_future(serve())
+    start = time.monotonic()
+    await asyncio.gather(*(dialer() for _ in range(dialers)))
+    elapsed = time.monotonic() - start
+    serving.cancel()
+    say({"offers": len(latencies), "seconds": elapsed, "offers_per_second": len(latencies) / elapsed,
+         "median_connect_proof_ms": statistics.median(latencies) * 1000})
+
+
 def main():
     command, args = sys.argv[1], sys.argv[2:]
     if command == "offer-client":
@@ -154,6 +229,8 @@ def main():
         asyncio.run(offer_client(args[0], args[1], int(args[2]), args[3], args[4], alpn))
     elif command == "dial":
         asyncio.run(dial_only(args[0], args[1], int(args[2]), args[3]))
+    elif command == "bench":
+        asyncio.run(bench(int(args[0]), int(args[1])))
     elif command == "serve":
         asyncio.run(serve(*args))
     else:
