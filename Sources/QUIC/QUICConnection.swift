@@ -108,14 +108,25 @@ public final class QUICConnection: @unchecked Sendable {
         if closeCode == nil { closeCode = code }
         condition.unlock()
         wake()
+        awaitEnd()
     }
 
-    /// Closes at once with `code`, dropping anything unsent.
+    /// Closes at once with `code`, dropping anything unsent; returns once the CONNECTION_CLOSE has left (at most
+    /// a second), so a process may exit right after.
     public func abort(code: UInt64 = 0) {
         condition.lock()
         if closeCode == nil { closeCode = code }
         condition.unlock()
         wake()
+        awaitEnd()
+    }
+
+    /// Waits (at most a second) for the loop to have sent the close and forgotten the connection.
+    private func awaitEnd() {
+        let until = Date().addingTimeInterval(1)
+        condition.lock()
+        while endError == nil && Date() < until { _ = condition.wait(until: until) }
+        condition.unlock()
     }
 
     /// Waits until the peer finished its side or the connection ended, by `deadline` (a server lingering for the
@@ -154,6 +165,12 @@ public final class QUICConnection: @unchecked Sendable {
         var finish: Bool
         var close: UInt64?
         var credit: Int
+    }
+
+    /// Whether the worker asked for anything the loop has not taken yet (a cheap check before servicing).
+    var hasRequests: Bool {
+        condition.lock(); defer { condition.unlock() }
+        return !outbound.isEmpty || (finishWanted && !finishTaken) || closeCode != nil || credit > 0
     }
 
     func takeRequests() -> Requests {

@@ -56,6 +56,8 @@ public final class QUICEndpoint: @unchecked Sendable {
         var handedOver = false
         var unreachable = false
         var timedOut = false
+        /// A datagram arrived for it since it was last serviced.
+        var touched = true
         init(conn: OpaquePointer, handle: QUICConnection, remote: QUICAddress, prefix: [UInt8], odcid: [UInt8], handshakeDeadline: Date) {
             self.conn = conn
             self.handle = handle
@@ -214,7 +216,13 @@ public final class QUICEndpoint: @unchecked Sendable {
                 lastPurge = now
                 ended = ended.filter { $0.value > now }
             }
-            for entry in entries { service(entry, out: &out, now: now) }
+            let nanoseconds = vq_now()
+            // Only connections with something to do: a datagram, a worker's request, a timer, the handshake deadline.
+            for entry in entries where entry.touched || entry.handle.hasRequests || vq_expiry(entry.conn) <= nanoseconds
+                || (!entry.handedOver && now >= entry.handshakeDeadline) {
+                entry.touched = false
+                service(entry, out: &out, now: now)
+            }
             entries.removeAll { entry in
                 guard vq_ended(entry.conn) != 0 || entry.unreachable else { return false }
                 retire(entry)
@@ -283,12 +291,12 @@ public final class QUICEndpoint: @unchecked Sendable {
                 return
             }
         }
-        let result = local.withSockaddr { localPointer, localLength in
+        entry.touched = true
+        _ = local.withSockaddr { localPointer, localLength in
             remote.withSockaddr { remotePointer, remoteLength in
                 vq_read(entry.conn, base, packet.count, localPointer, localLength, remotePointer, remoteLength)
             }
-        }
-        _ = result   // an ending connection is noticed (and its close sent) when it is serviced
+        }   // an ending connection is noticed (and its close sent) when it is serviced
     }
 
     /// A new server connection for a first Initial, if the caps admit its source and ngtcp2 accepts the packet.

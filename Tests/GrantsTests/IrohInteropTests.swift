@@ -148,3 +148,26 @@ import TestSupport
         #expect((served["revoke"] as? [String: Any])?["grant_ids"] as? [String] == [issuedID], "\(served)")
     }
 }
+
+/// The link over IPv6, inside a loopback-only namespace (so `::1` is the namespace's own loopback).
+@Suite struct LinkIPv6Tests {
+    @Test func serveLinkListensOnIPv6AndAContactAtABracketedAddressIsReached() throws {
+        let namespace = try IrohNamespace()
+        let alice = LinkTestNode(namespace: namespace), bob = LinkTestNode(namespace: namespace)
+        _ = alice.endpointHex
+        let server = try alice.startJob(["--store", alice.store, "serve-link", "--listen", "[::1]:0", "--idle-exit", "60"])
+        defer { server.signal(SIGTERM); _ = try? server.wait(timeout: 20) }
+        var port: String?
+        let deadline = Date().addingTimeInterval(20)
+        while port == nil && Date() < deadline {
+            let text = server.stdoutSoFar
+            port = text.range(of: "listening on [::1]:").flatMap { text[$0.upperBound...].split(separator: "\n").first.map(String.init) }
+            if port == nil { usleep(20_000) }
+        }
+        let address = "[::1]:\(try #require(port, "serve-link printed no IPv6 address: \(server.stderrSoFar)"))"
+        try pair(issuer: alice, holder: bob, label: "alice", address: address)
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-over-ipv6"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 1)
+    }
+}

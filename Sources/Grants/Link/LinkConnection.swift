@@ -127,17 +127,20 @@ public final class LinkConnection: @unchecked Sendable {
     /// Whether the connection has ended (the peer closed it, or a deadline or the idle timeout passed).
     public var isEnded: Bool { stream.isEnded }
 
-    /// Closes the connection. The dialler finishes its stream and closes once the server acknowledged everything
-    /// sent; the server finishes and waits (briefly, within its deadlines) for the dialler to close first, so its
-    /// last message is never lost to its own CONNECTION_CLOSE.
+    /// Closes the connection. On every protocol the server speaks last, so once the dialler has read the final
+    /// reply the server has everything the dialler sent: the dialler closes at once (waiting for acknowledgements
+    /// would only add the peer's ACK delay). The server finishes its stream and waits (briefly, within its
+    /// deadlines) for the dialler to close first, so its last message is never lost to its own CONNECTION_CLOSE.
     public func close() {
         guard !closed else { return }
         closed = true
-        let linger = min(Date().addingTimeInterval(2), deadline)
-        if !dialled {
-            stream.finish()
-            stream.waitForPeer(until: linger)
+        if dialled {
+            stream.abort(code: 0)
+            return
         }
+        let linger = min(Date().addingTimeInterval(2), deadline)
+        stream.finish()
+        stream.waitForPeer(until: linger)
         stream.close(linger: linger)
     }
 
