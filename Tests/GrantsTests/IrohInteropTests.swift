@@ -128,6 +128,18 @@ import TestSupport
         #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 0)
     }
 
+    @Test func anIrohDiallerGetsOneBidirectionalStreamPerConnectionAndNoOther() throws {
+        let namespace = try IrohNamespace()
+        let alice = LinkTestNode(namespace: namespace)
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        let iroh = try irohKey()
+        let result = try IrohPeer(in: namespace, ["streams", iroh.secret, alice.endpointHex, "\(alice.port)"]).finish()
+        #expect(result["challenge"] as? Bool == true, "the first stream carries the exchange: \(result)")
+        #expect(result["second_bidi"] as? String == "blocked" && result["uni"] as? String == "blocked",
+                "the server grants no credit for a second stream of either kind: \(result)")
+    }
+
     @Test func aRevokeNoticeReachesARealIrohHolder() throws {
         let namespace = try IrohNamespace()
         let bob = LinkTestNode(namespace: namespace)

@@ -7,6 +7,9 @@ mapper sends UPnP multicast and binds wildcard sockets even with relays and disc
         dials our serve-link, says hello, proves the grant in BUNDLE (we are its holder), delivers one offer.
     iroh_peer.py dial          SECRET_HEX SERVER_ID PORT ALPN
         dials and reports only whether the handshake completed (wrong id, unknown ALPN).
+    iroh_peer.py streams       SECRET_HEX SERVER_ID PORT
+        dials /vnidrop/offer/1, says hello on a first stream and reads the challenge, then tries to open a second
+        bidirectional and a unidirectional stream (each may wait 2 s for the server's credit).
     iroh_peer.py bench         DIALERS OFFERS
         job-bench link's baseline: one iroh endpoint serving /vnidrop/offer/1 (hello, challenge, proof check, offer,
         result) and DIALERS iroh endpoints each delivering OFFERS offers one connection at a time, all at once;
@@ -94,6 +97,25 @@ async def dial_only(secret_hex, server_id, port, alpn):
         conn.close(0, b"done")
     except Exception as error:  # the refusal is the result
         say({"connected": False, "error": repr(error) + " " + " ".join(str(a) for a in getattr(error, "args", ()))})
+    await ep.close()
+
+
+async def streams(secret_hex, server_id, port):
+    ep = await endpoint(secret_hex, [])
+    conn = await dial(ep, server_id, port, b"/vnidrop/offer/1")
+    first = await conn.open_bi()
+    await send(first.send(), {"type": "hello"})
+    result = {"challenge": (await receive(first.recv())).get("type") == "challenge"}
+    for name, opener in (("second_bidi", conn.open_bi), ("uni", conn.open_uni)):
+        try:
+            await asyncio.wait_for(opener(), 2)
+            result[name] = "opened"
+        except asyncio.TimeoutError:
+            result[name] = "blocked"
+        except Exception as error:
+            result[name] = "refused: " + repr(error)
+    conn.close(0, b"done")
+    say(result)
     await ep.close()
 
 
@@ -229,6 +251,8 @@ def main():
         asyncio.run(offer_client(args[0], args[1], int(args[2]), args[3], args[4], alpn))
     elif command == "dial":
         asyncio.run(dial_only(args[0], args[1], int(args[2]), args[3]))
+    elif command == "streams":
+        asyncio.run(streams(args[0], args[1], int(args[2])))
     elif command == "bench":
         asyncio.run(bench(int(args[0]), int(args[1])))
     elif command == "serve":
