@@ -564,6 +564,7 @@ int vq_has_stream(vq_conn *c) { return c->stream >= 0; }
 size_t vq_recv_take(vq_conn *c, uint8_t *out, size_t capacity) {
     size_t available = c->recv_end - c->recv_start;
     size_t n = available < capacity ? available : capacity;
+    if (n == 0) return 0;
     memcpy(out, c->recv + c->recv_start, n);
     c->recv_start += n;
     if (c->recv_start == c->recv_end) c->recv_start = c->recv_end = 0;
