@@ -366,12 +366,41 @@ int vq_decode_dcid(const uint8_t *packet, size_t length, uint8_t *dcid, size_t *
     return 0;
 }
 
+int vq_initial_has_token(const uint8_t *packet, size_t length) {
+    ngtcp2_pkt_hd hd;
+    if (ngtcp2_accept(&hd, packet, length) != 0 || hd.version != NGTCP2_PROTO_VER_V1) return -1;
+    return hd.token.len > 0 ? 1 : 0;
+}
+
+ssize_t vq_write_retry(const uint8_t *packet, size_t length, const struct sockaddr *remote, socklen_t remote_length,
+                       const uint8_t *secret, uint8_t *out, size_t capacity) {
+    ngtcp2_pkt_hd hd;
+    if (ngtcp2_accept(&hd, packet, length) != 0 || hd.version != NGTCP2_PROTO_VER_V1) return -1;
+    uint8_t scid_bytes[VQ_CID_LENGTH];
+    random_bytes(scid_bytes, sizeof scid_bytes);
+    ngtcp2_cid retry_scid;
+    ngtcp2_cid_init(&retry_scid, scid_bytes, sizeof scid_bytes);
+    uint8_t token[NGTCP2_CRYPTO_MAX_RETRY_TOKENLEN];
+    ngtcp2_ssize token_length = ngtcp2_crypto_generate_retry_token(token, secret, VQ_RETRY_SECRET_LENGTH, hd.version,
+                                                                   (const ngtcp2_sockaddr *)remote, remote_length,
+                                                                   &retry_scid, &hd.dcid, vq_now());
+    if (token_length < 0) return -1;
+    ngtcp2_ssize n = ngtcp2_crypto_write_retry(out, capacity, hd.version, &hd.scid, &retry_scid, &hd.dcid, token,
+                                               (size_t)token_length);
+    return n < 0 ? -1 : n;
+}
+
 vq_conn *vq_server_new(vq_creds *creds, const struct sockaddr *local, socklen_t local_length,
                        const struct sockaddr *remote, socklen_t remote_length,
-                       const uint8_t *packet, size_t length, const uint8_t *prefix,
+                       const uint8_t *packet, size_t length, const uint8_t *prefix, const uint8_t *secret,
                        const char *alpns, size_t alpn_count, uint64_t idle_timeout_ms, uint64_t handshake_timeout_ms) {
     ngtcp2_pkt_hd hd;
     if (ngtcp2_accept(&hd, packet, length) != 0 || hd.version != NGTCP2_PROTO_VER_V1) return NULL;
+    ngtcp2_cid odcid;
+    int retried = hd.token.len > 0;
+    if (retried && ngtcp2_crypto_verify_retry_token(&odcid, hd.token.base, hd.token.len, secret, VQ_RETRY_SECRET_LENGTH,
+                                                    hd.version, (const ngtcp2_sockaddr *)remote, remote_length, &hd.dcid,
+                                                    10 * NGTCP2_SECONDS, vq_now()) != 0) return NULL;
     vq_conn *c = conn_alloc(local, local_length, remote, remote_length);
     if (!c) return NULL;
     c->is_server = 1;
@@ -389,7 +418,14 @@ vq_conn *vq_server_new(vq_creds *creds, const struct sockaddr *local, socklen_t 
     fill_callbacks(&callbacks, 1);
     fill_settings(&settings, handshake_timeout_ms);
     fill_params(&params, 1, idle_timeout_ms);
-    params.original_dcid = hd.dcid;
+    if (retried) {
+        // The client came back with our Retry's token: the original id is in it, the Retry's id is ours.
+        params.original_dcid = odcid;
+        params.retry_scid = hd.dcid;
+        params.retry_scid_present = 1;
+    } else {
+        params.original_dcid = hd.dcid;
+    }
     params.stateless_reset_token_present = 1;
     random_bytes(params.stateless_reset_token, sizeof params.stateless_reset_token);
     ngtcp2_path path = path_of(c);

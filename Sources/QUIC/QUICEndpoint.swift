@@ -19,10 +19,15 @@ public struct QUICTimeouts: Sendable {
     public var handshakeSeconds: TimeInterval
     /// QUIC idle timeout (transport parameter): a silent peer's connection ends after it.
     public var idleSeconds: TimeInterval
+    /// Serving: once this many handshakes are half-open, a first Initial without a token is answered with a
+    /// stateless Retry, so only a client that receives packets at its address can start a connection (spoofed
+    /// sources then cannot fill the caps). 0: always.
+    public var validateAbove: Int
 
-    public init(handshakeSeconds: TimeInterval, idleSeconds: TimeInterval) {
+    public init(handshakeSeconds: TimeInterval, idleSeconds: TimeInterval, validateAbove: Int = 8) {
         self.handshakeSeconds = handshakeSeconds
         self.idleSeconds = idleSeconds
+        self.validateAbove = validateAbove
     }
 }
 
@@ -74,6 +79,14 @@ public final class QUICEndpoint: @unchecked Sendable {
     /// (a client's repeated Initials above all) are dropped instead of starting a connection again.
     private var ended: [[UInt8]: Date] = [:]
     private var lastPurge = Date()
+    /// Server connections whose handshake has not completed.
+    private var halfOpen = 0
+    /// Seals Retry tokens; fresh per endpoint.
+    private let retrySecret: [UInt8] = {
+        var secret = [UInt8](repeating: 0, count: Int(VQ_RETRY_SECRET_LENGTH))
+        arc4random_buf(&secret, secret.count)
+        return secret
+    }()
 
     private let stateLock = NSLock()
     private var stopRequested = false
@@ -285,7 +298,12 @@ public final class QUICEndpoint: @unchecked Sendable {
                 entry = found
             } else if let found = byODCID[id] {
                 entry = found
-            } else if initial != 0, let made = accept(packet, from: remote, odcid: id) {
+            } else if initial != 0 {
+                if halfOpen >= timeouts.validateAbove && vq_initial_has_token(base, packet.count) == 0 {
+                    retry(packet, to: remote)
+                    return
+                }
+                guard let made = accept(packet, from: remote, odcid: id) else { return }
                 entry = made
             } else {
                 return
@@ -299,7 +317,18 @@ public final class QUICEndpoint: @unchecked Sendable {
         }   // an ending connection is noticed (and its close sent) when it is serviced
     }
 
-    /// A new server connection for a first Initial, if the caps admit its source and ngtcp2 accepts the packet.
+    /// Answers a first Initial with a stateless Retry (no connection, no slot).
+    private func retry(_ packet: UnsafeBufferPointer<UInt8>, to remote: QUICAddress) {
+        var out = [UInt8](repeating: 0, count: 1500)
+        let count = remote.withSockaddr { pointer, length in
+            vq_write_retry(packet.baseAddress, packet.count, pointer, length, retrySecret, &out, out.count)
+        }
+        guard count > 0 else { return }
+        _ = out.withUnsafeBytes { raw in remote.withSockaddr { sendto(fd, raw.baseAddress, count, 0, $0, $1) } }
+    }
+
+    /// A new server connection for a first Initial, if the caps admit its source and ngtcp2 accepts the packet
+    /// (a token it carries must be our Retry's, for this address).
     private func accept(_ packet: UnsafeBufferPointer<UInt8>, from remote: QUICAddress, odcid: [UInt8]) -> Entry? {
         guard !stopping, let delegate, delegate.admit(remote) else { return nil }
         var prefix = [UInt8](repeating: 0, count: Int(VQ_CID_PREFIX))
@@ -308,7 +337,7 @@ public final class QUICEndpoint: @unchecked Sendable {
         let conn: OpaquePointer? = local.withSockaddr { localPointer, localLength in
             remote.withSockaddr { remotePointer, remoteLength in
                 vq_server_new(identity.creds, localPointer, localLength, remotePointer, remoteLength, packet.baseAddress, packet.count,
-                              prefix, names, alpns.count, UInt64(timeouts.idleSeconds * 1000), UInt64(timeouts.handshakeSeconds * 1000))
+                              prefix, retrySecret, names, alpns.count, UInt64(timeouts.idleSeconds * 1000), UInt64(timeouts.handshakeSeconds * 1000))
             }
         }
         guard let conn else {
@@ -319,6 +348,7 @@ public final class QUICEndpoint: @unchecked Sendable {
         let entry = Entry(conn: conn, handle: handle, remote: remote, prefix: prefix, odcid: odcid,
                           handshakeDeadline: Date().addingTimeInterval(timeouts.handshakeSeconds))
         entries.append(entry)
+        halfOpen += 1
         byPrefix[prefix] = entry
         byODCID[odcid] = entry
         return entry
@@ -340,6 +370,7 @@ public final class QUICEndpoint: @unchecked Sendable {
         }
         if vq_established(conn) != 0 && !entry.handedOver {
             entry.handedOver = true
+            if isServer { halfOpen -= 1 }
             var key = [UInt8](repeating: 0, count: 32)
             var name = [CChar](repeating: 0, count: 256)
             _ = vq_peer_key(conn, &key)
@@ -379,6 +410,7 @@ public final class QUICEndpoint: @unchecked Sendable {
         if !entry.prefix.isEmpty { byPrefix[entry.prefix] = nil; ended[entry.prefix] = forgetAt }
         if !entry.odcid.isEmpty { byODCID[entry.odcid] = nil; ended[entry.odcid] = forgetAt }
         if isServer && !entry.handedOver {
+            halfOpen -= 1
             let dropped = vq_end_reason(entry.conn) == Int32(VQ_END_DROPPED.rawValue)
             delegate?.abandoned(entry.remote, because: dropped || stopping ? nil : endError(entry))
         }

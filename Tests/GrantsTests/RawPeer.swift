@@ -83,47 +83,90 @@ enum RawPeer {
 
 /// A QUIC client that sends the first flight of a real handshake (a valid Initial) from a chosen loopback address
 /// and then goes silent: to the server it is a half-open connection holding a slot until the handshake deadline.
+/// It follows a Retry (as a real client at that address would) unless it plays a spoofer, which never hears
+/// anything sent to "its" address.
 final class HalfOpenPeer {
     let fd: Int32
+    let followsRetry: Bool
     private let conn: OpaquePointer
-    private var firstFlight: [[UInt8]] = []
+    private let local: sockaddr_storage, remote: sockaddr_storage
+    private let localLength: socklen_t, remoteLength: socklen_t
+    private var flight: [[UInt8]] = []
+    /// Retries received (and followed, when `followsRetry`).
+    private(set) var retries = 0
     private static let identity: QUICIdentity = {
         let key = try! Ed25519PrivateKey.generate()
         return QUICIdentity(seed: key.seed.copyBytes(), publicKey: key.publicKey)!
     }()
 
-    init(from source: String, to port: UInt16, expecting server: EndpointID) throws {
+    init(from source: String, to port: UInt16, expecting server: EndpointID, followsRetry: Bool = true) throws {
         let fd = try RawPeer.udp(from: source, to: port)
         var local = sockaddr_storage(), remote = sockaddr_storage()
         var localLength = socklen_t(MemoryLayout<sockaddr_storage>.size), remoteLength = localLength
         withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &localLength) } }
         withUnsafeMutablePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getpeername(fd, $0, &remoteLength) } }
-        let made: OpaquePointer? = withUnsafePointer(to: &local) { localPointer in
-            withUnsafePointer(to: &remote) { remotePointer in
-                localPointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { l in
-                    remotePointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { r in
-                        vq_client_new(HalfOpenPeer.identity.creds, l, localLength, r, remoteLength, server.bytes, "/vnidrop/offer/1", 60_000, 60_000)
-                    }
-                }
-            }
+        let (finalLocal, finalRemote) = (localLength, remoteLength)
+        let made: OpaquePointer? = HalfOpenPeer.withAddresses(local, remote) { l, r in
+            vq_client_new(HalfOpenPeer.identity.creds, l, finalLocal, r, finalRemote, server.bytes, "/vnidrop/offer/1", 60_000, 60_000)
         }
         guard let made else { close(fd); throw TestFailure("cannot make a QUIC client") }
         self.fd = fd
+        self.followsRetry = followsRetry
+        self.local = local
+        self.remote = remote
+        self.localLength = localLength
+        self.remoteLength = remoteLength
         conn = made
+        writeFlight()
+    }
+
+    private static func withAddresses<T>(_ local: sockaddr_storage, _ remote: sockaddr_storage,
+                                          _ body: (UnsafePointer<sockaddr>, UnsafePointer<sockaddr>) -> T) -> T {
+        var (local, remote) = (local, remote)
+        return withUnsafePointer(to: &local) { l in
+            withUnsafePointer(to: &remote) { r in
+                l.withMemoryRebound(to: sockaddr.self, capacity: 1) { lp in r.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(lp, $0) } }
+            }
+        }
+    }
+
+    /// Sends whatever the client has to send now and keeps it as the flight `resend` repeats.
+    private func writeFlight() {
         var out = [UInt8](repeating: 0, count: 1500)
+        var written: [[UInt8]] = []
         while true {
             let count = vq_write(conn, &out, out.count)
             guard count > 0 else { break }
-            firstFlight.append(Array(out[0..<count]))
+            written.append(Array(out[0..<count]))
         }
+        if !written.isEmpty { flight = written }
         resend()
     }
 
     /// Sends the first flight again (a retransmission, as a client that is slow but alive would).
-    func resend() { firstFlight.forEach { RawPeer.send(fd, $0) } }
+    func resend() { flight.forEach { RawPeer.send(fd, $0) } }
 
-    /// Whether the server answered (its Initial/Handshake) within `seconds`.
-    func answered(within seconds: TimeInterval) -> Bool { RawPeer.answered(fd, within: seconds) }
+    /// Whether the server answered with its handshake (not merely a Retry) within `seconds`. A Retry is followed
+    /// (the Initial sent again with its token) when `followsRetry`, and counted.
+    func answered(within seconds: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return false }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, Int32(remaining * 1000) + 1) == 1 else { continue }
+            let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            guard count > 0 else { continue }
+            // Long header, type Retry (0b11).
+            guard buffer[0] & 0xf0 == 0xf0 else { return true }
+            retries += 1
+            guard followsRetry else { continue }
+            let (localCopy, remoteCopy, localLength, remoteLength) = (local, remote, localLength, remoteLength)
+            _ = HalfOpenPeer.withAddresses(localCopy, remoteCopy) { l, r in vq_read(conn, buffer, count, l, localLength, r, remoteLength) }
+            writeFlight()
+        }
+    }
 
     deinit {
         vq_conn_free(conn)

@@ -63,6 +63,28 @@ import TestSupport
         #expect(!log.contains("stage=handshake category=timeout"), "none of the 200 reached its 60 s deadline")
     }
 
+    @Test func spoofedFirstPacketsHoldNoMoreThanTheValidationThresholdAndARealClientIsStillServed() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try alice.set(["link.max-connections": "12", "link.handshake-timeout-seconds": "60", "link.validate-addresses-above": "4"])
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        // 40 first packets from 10 addresses whose senders never hear what is sent back (as with forged sources).
+        var spoofers: [HalfOpenPeer] = []
+        for source in 2...11 {
+            for _ in 0..<4 { spoofers.append(try HalfOpenPeer(from: "127.0.0.\(source)", to: alice.port, expecting: alice.endpoint, followsRetry: false)) }
+        }
+        let holding = spoofers.filter { $0.answered(within: 0.1) }.count
+        #expect(holding == 4, "only the first 4 started a connection: \(holding)")
+        #expect(spoofers.filter { $0.retries > 0 }.count == 36, "the others were sent a Retry and hold nothing")
+
+        // Without Retry the 40 would fill all 12 slots for a minute; Bob's client answers the Retry and is served.
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-past-spoofers"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        let log = try alice.stopServer()
+        #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
+    }
+
     @Test func handshakesOverTheTotalOrPerAddressCapGetNoAnswerAndTheirSlotsComeBack() throws {
         let alice = LinkTestNode()
         try alice.set(["link.max-connections": "3", "link.max-connections-per-address": "2", "link.handshake-timeout-seconds": "3"])

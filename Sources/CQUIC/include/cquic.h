@@ -53,12 +53,25 @@ vq_conn *vq_client_new(vq_creds *creds, const struct sockaddr *local, socklen_t 
 /// is not a QUIC v1 packet this side could handle.
 int vq_decode_dcid(const uint8_t *packet, size_t length, uint8_t *dcid, size_t *dcid_length, int *is_initial);
 
+/// Length of the secret Retry tokens are sealed with.
+#define VQ_RETRY_SECRET_LENGTH 32
+
+/// 1 when a first Initial carries a token (the client answered a Retry), 0 when not, -1 when it is no Initial.
+int vq_initial_has_token(const uint8_t *packet, size_t length);
+
+/// Writes into `out` a stateless Retry answering the first Initial `packet` from `remote`: a token sealing the
+/// client's address and original destination id with `secret`, and a fresh random server id. Returns the length,
+/// or -1. No connection state is made: only a client that receives it at its address can come back with the token.
+ssize_t vq_write_retry(const uint8_t *packet, size_t length, const struct sockaddr *remote, socklen_t remote_length,
+                       const uint8_t *secret, uint8_t *out, size_t capacity);
+
 /// A server connection for a first Initial datagram, with connection ids starting with `prefix`
 /// (`VQ_CID_PREFIX` bytes) and the protocols `alpns` (NUL-separated, `alpn_count` of them). NULL when the datagram
-/// is not an acceptable first Initial (garbage, too short, wrong version): the caller drops it.
+/// is not an acceptable first Initial (garbage, too short, wrong version, a token that is not a valid Retry token
+/// for this address sealed with `secret` in the last 10 s): the caller drops it.
 vq_conn *vq_server_new(vq_creds *creds, const struct sockaddr *local, socklen_t local_length,
                        const struct sockaddr *remote, socklen_t remote_length,
-                       const uint8_t *packet, size_t length, const uint8_t *prefix,
+                       const uint8_t *packet, size_t length, const uint8_t *prefix, const uint8_t *secret,
                        const char *alpns, size_t alpn_count, uint64_t idle_timeout_ms, uint64_t handshake_timeout_ms);
 
 void vq_conn_free(vq_conn *conn);
