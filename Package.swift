@@ -4,7 +4,8 @@ import PackageDescription
 /// BackgroundJobs: one executable, `job`, running one-pass background jobs over a shared SQLite store.
 ///
 /// Dependencies are the Debian system libraries only (no outside SwiftPM package can be fetched):
-/// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev, zlib1g-dev.
+/// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev, zlib1g-dev, libngtcp2-dev,
+/// libngtcp2-crypto-gnutls-dev, libgnutls28-dev.
 let package = Package(
     name: "BackgroundJobs",
     products: [
@@ -18,17 +19,24 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CNgtcp2", pkgConfig: "libngtcp2_crypto_gnutls", providers: [.apt(["libngtcp2-dev", "libngtcp2-crypto-gnutls-dev"])]),
+        .systemLibrary(name: "CGnuTLS", pkgConfig: "gnutls", providers: [.apt(["libgnutls28-dev"])]),
         // C wrappers for what Swift cannot call: variadic and macro APIs.
         .target(name: "CShims", dependencies: ["COpenSSL", "CCurl", "CSecp256k1", "CSQLite"]),
 
+        // ngtcp2 + GnuTLS glue for one QUIC connection: the callbacks and versioned macros Swift cannot call.
+        .target(name: "CQUIC", dependencies: ["CNgtcp2", "CGnuTLS"],
+                linkerSettings: [.linkedLibrary("ngtcp2_crypto_gnutls"), .linkedLibrary("ngtcp2"), .linkedLibrary("gnutls")]),
+
         // Foundations.
+        .target(name: "QUIC", dependencies: ["CQUIC"]),
         .target(name: "Store", dependencies: ["CSQLite", "CShims"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
 
         // One module per seed.
-        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "COpenSSL", "CShims"]),
+        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "QUIC", "COpenSSL", "CShims"]),
         .target(name: "TokenPool", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
         .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
@@ -48,7 +56,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
-        .testTarget(name: "GrantsTests", dependencies: ["Grants", "TestSupport", "job"]),
+        .testTarget(name: "GrantsTests", dependencies: ["Grants", "QUIC", "CQUIC", "Cryptography", "TestSupport", "job"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),

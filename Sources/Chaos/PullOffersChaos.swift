@@ -4,7 +4,7 @@ import Grants
 import Runner
 import Store
 
-/// `pull-offers` under SIGKILL: two real nodes — Alice serving the link (`job serve-link`, mutual TLS) and
+/// `pull-offers` under SIGKILL: two real nodes — Alice serving the link (`job serve-link`, QUIC) and
 /// holding offers for Bob, Bob pulling them — and Bob's pass killed at random moments and rerun. Each held
 /// offer must reach Bob exactly once in effect: one incoming-offer row and one notification row per offer,
 /// every offer of Alice's marked delivered, no offer Bob was not sent.

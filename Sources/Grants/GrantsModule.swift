@@ -9,7 +9,8 @@ import Runner
 ///   list, the grant bundle, and the `Vault` that seals secrets and blind-indexes identifiers.
 /// - `Proof/` — the HMAC challenge–response (`GrantProof`, reference vector in the tests), the pure ordered
 ///   verifier (`ProofVerifier`) and `GrantChecker`, which reads the store, judges and renews.
-/// - `Link/` — mutual TLS 1.3 with self-signed Ed25519 certificates, ALPN, length-prefixed JSON frames
+/// - `Link/` — iroh's direct connections (QUIC v1, TLS 1.3 raw Ed25519 keys, via the `QUIC` module), ALPN, one
+///   stream per exchange carrying length-prefixed JSON frames
 ///   (`LinkConnection`), the server (`LinkServer`, `serve-link`) and the dialer.
 /// - `Offers/` — outgoing (`held_offers`) and incoming offers, limits, notifications, `offers …` and `pull-offers`.
 /// - `Sweep/` — `sweep-grants`, in keyset batches; `job-bench sweep-grants` times it against plain SQL.

@@ -17,6 +17,8 @@ enum GrantsSettings {
     static let connectionTimeout = "link.connection-timeout-seconds"
     static let maxConnections = "link.max-connections"
     static let maxConnectionsPerAddress = "link.max-connections-per-address"
+    static let idleExit = "link.idle-exit-seconds"
+    static let validateAbove = "link.validate-addresses-above"
     static let pullContactTimeout = "pull-offers.contact-timeout-seconds"
     static let pullPassBudget = "pull-offers.pass-budget-seconds"
     static let pullParallelDials = "pull-offers.parallel-dials"
@@ -34,12 +36,15 @@ enum GrantsSettings {
         .integer(declineCooldownAfter, default: 3, in: 1...100, "consecutive declines from this node that start a cooldown for that contact"),
         .integer(declineCooldownMinutes, default: 60, in: 1...100_000, "minutes a contact's offers are refused after repeated declines"),
         .integer(connectTimeout, default: 5, in: 1...60, "seconds to wait when dialing a contact before giving up"),
-        .integer(handshakeTimeout, default: 10, in: 1...60, "seconds serve-link gives a connection to complete its TLS handshake"),
+        .integer(handshakeTimeout, default: 10, in: 1...60, "seconds serve-link gives a connection to complete its QUIC/TLS handshake"),
         .integer(messageTimeout, default: 10, in: 1...300, "seconds one link message may take to arrive or leave, on either side"),
         .integer(connectionTimeout, default: 30, in: 1...3600, "seconds one link connection may last in all, on either side"),
-        .integer(maxConnections, default: 256, in: 1...4096, "connections serve-link --listen answers at once; more are closed at once"),
+        .integer(maxConnections, default: 256, in: 1...4096, "connections serve-link answers at once; packets starting more are dropped"),
         .integer(maxConnectionsPerAddress, default: 8, in: 1...4096,
-                 "connections serve-link --listen answers at once from one IPv4 address or IPv6 /64; more are closed at once"),
+                 "connections serve-link answers at once from one IPv4 address or IPv6 /64; packets starting more are dropped"),
+        .integer(validateAbove, default: 8, in: 0...4096,
+                 "half-open handshakes above which serve-link answers new ones with a QUIC Retry first (proving the address; 0: always)"),
+        .integer(idleExit, default: 300, in: 1...86_400, "seconds serve-link started by systemd keeps serving with no connection open before it exits"),
         .integer(pullContactTimeout, default: 30, in: 1...600, "seconds one contact may take in a pull-offers pass before it is skipped for time"),
         .integer(pullPassBudget, default: 120, in: 1...240, "seconds one pull-offers pass may take; contacts left are skipped for time"),
         .integer(pullParallelDials, default: 4, in: 1...32, "contacts one pull-offers pass dials at once"),

@@ -43,10 +43,21 @@ extension Date {
         self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
-    /// RFC 3339 in UTC with milliseconds, as output shows times.
+    /// RFC 3339 in UTC with milliseconds (rounded to the nearest), as output shows times: `2026-11-30T20:35:28.037Z`.
+    ///
+    /// Formatted by hand, byte for byte what `ISO8601DateFormatter` with fractional seconds prints: that formatter
+    /// builds an ICU date formatter per call, a tenth of `serve-link`'s CPU when every log line carries a time.
     public var rfc3339: String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: self)
+        let total = Int64((timeIntervalSince1970 * 1000).rounded())
+        var whole = time_t(total >= 0 ? total / 1000 : (total - 999) / 1000)
+        let millis = Int32(total - Int64(whole) * 1000)
+        var parts = tm()
+        gmtime_r(&whole, &parts)
+        func padded(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(padded(parts.tm_year + 1900, 4))-\(padded(parts.tm_mon + 1, 2))-\(padded(parts.tm_mday, 2))T"
+            + "\(padded(parts.tm_hour, 2)):\(padded(parts.tm_min, 2)):\(padded(parts.tm_sec, 2)).\(padded(millis, 3))Z"
     }
 }

@@ -11,6 +11,7 @@ let scenarios: [String: @Sendable (ArraySlice<String>) throws -> Void] = [
     "fuzz": FuzzBench.run,
     "contention": ContentionBench.run,
     "sweep-grants": SweepGrantsBench.run,
+    "link": LinkBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).

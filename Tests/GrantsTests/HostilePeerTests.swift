@@ -1,6 +1,7 @@
 import Cryptography
 import Foundation
 @testable import Grants
+import QUIC
 import Runner
 import Testing
 import TestSupport
@@ -79,20 +80,25 @@ import TestSupport
         #expect(notifications(alice).isEmpty)
     }
 
-    @Test func aClientWithoutACertificateOrWithAnUnknownProtocolIsRefusedAtTheHandshake() throws {
+    @Test func aClientWithAnUnknownProtocolIsRefusedWithNoApplicationProtocol() throws {
         let alice = LinkTestNode()
         try alice.startServer()
-        // `openssl s_client` as a plain TLS 1.3 client: no client certificate.
-        let noCert = try runOpenSSL(["s_client", "-connect", alice.address, "-tls1_3", "-alpn", "/vnidrop/offer/1", "-quiet"])
-        #expect(!noCert.contains("\"challenge\""), "no challenge without a client certificate")
-        // With an Ed25519 client certificate but a protocol the link does not speak.
-        let key = alice.home.file("client.key"), cert = alice.home.file("client.crt")
-        _ = try runOpenSSL(["req", "-x509", "-newkey", "ed25519", "-keyout", key, "-out", cert, "-subj", "/CN=probe", "-nodes", "-days", "1"])
-        let wrongProtocol = try runOpenSSL(["s_client", "-connect", alice.address, "-tls1_3", "-cert", cert, "-key", key, "-alpn", "/other/1", "-quiet"])
-        #expect(!wrongProtocol.contains("\"challenge\""))
-        #expect(wrongProtocol.contains("alert") || wrongProtocol.contains("error"), "\(wrongProtocol)")
+        let stranger = try LinkIdentity.quic(NodeIdentity(privateKey: try Ed25519PrivateKey.generate()))
+        let address = try #require(QUICAddress.resolve(host: "127.0.0.1", port: alice.port).first)
+        // Our own QUIC stack as the client: the server's refusal arrives as TLS alert 120 (no_application_protocol).
+        #expect(throws: QUICError.handshake(alert: 120)) {
+            _ = try QUICEndpoint.dial(address, expected: alice.endpoint.bytes, alpn: "/other/1", identity: stranger,
+                                      timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 5), handshakeDeadline: Date().addingTimeInterval(5),
+                                      shouldStop: { false })
+        }
+        // The same client with a protocol the link speaks completes the handshake.
+        let connection = try QUICEndpoint.dial(address, expected: alice.endpoint.bytes, alpn: "/vnidrop/offer/1", identity: stranger,
+                                               timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 5),
+                                               handshakeDeadline: Date().addingTimeInterval(5), shouldStop: { false })
+        #expect(connection.remoteKey == alice.endpoint.bytes && connection.protocolName == "/vnidrop/offer/1")
+        connection.abort()
         let log = try alice.stopServer()
-        #expect(log.components(separatedBy: "stage=handshake category=handshake").count - 1 == 2)
+        #expect(log.contains("stage=handshake category=handshake"), "\(log)")
         #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 0)
     }
 
@@ -110,53 +116,30 @@ import TestSupport
         #expect(try bob.scalar("SELECT count(*) FROM grants_held") == 0)
     }
 
-    @Test func serveLinkAnswersOneConnectionOnStdinAsUnderSocketActivation() throws {
+    @Test func serveLinkServesTheUDPSocketOnStdinAsUnderSocketActivation() throws {
         let alice = LinkTestNode(), bob = LinkTestNode()
         try pair(issuer: alice, holder: bob, label: "alice", address: "127.0.0.1:1")
         try pair(issuer: bob, holder: alice, label: "bob", address: "127.0.0.1:1")
         _ = try alice.identity()
-        let (listener, port) = try Socket.listen(try LinkAddress.parseListen("127.0.0.1:0"))
-        defer { close(listener) }
-        try bob.database().execute("UPDATE contacts SET last_known_addr = ?", ["127.0.0.1:\(port)"])
-        // Like systemd with Accept=yes: accept the connection, hand it to `job serve-link` as stdin.
-        let aliceStore = alice.store, aliceEnvironment = alice.environment  // the node itself stays on this thread
-        let acceptor = Thread {
-            guard let fd = Socket.accept(listener, waitMilliseconds: 10_000) else { return }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: JobProcess.executablePath)
-            process.arguments = ["--store", aliceStore, "serve-link"]
-            process.environment = aliceEnvironment
-            process.standardInput = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try? process.run()
-            process.waitUntilExit()
-        }
-        acceptor.start()
-        let held = try alice.json(["grants", "list"])
-        #expect((held["issued"] as? [[String: Any]])?.count == 1)
+        try alice.set(["link.idle-exit-seconds": "2"])
+        // Like systemd with ListenDatagram= and Accept=no: the bound UDP socket is `job serve-link`'s stdin.
+        let (socketFD, address) = try RawPeer.staller(on: "127.0.0.1")
+        try bob.database().execute("UPDATE contacts SET last_known_addr = ?", [address])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: JobProcess.executablePath)
+        process.arguments = ["--store", alice.store, "serve-link"]
+        process.environment = alice.environment
+        process.standardInput = FileHandle(fileDescriptor: socketFD, closeOnDealloc: true)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() }; process.waitUntilExit() }
         let pulled = try bob.json(["pull-offers", "--check-now"])
         #expect((pulled["counts"] as? [String: Int])?["contacts"] == 1)
         #expect((pulled["counts"] as? [String: Int])?["unreachable"] == 0)
         #expect((pulled["counts"] as? [String: Int])?["failed"] == 0)
 
         let notASocket = try alice.run(["serve-link"])
-        #expect(notASocket.exitCode == 64 && notASocket.stderr.contains("stdin is not a socket"))
-    }
-
-    func runOpenSSL(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = Pipe()
-        try process.run()
-        let deadline = Date().addingTimeInterval(15)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(notASocket.exitCode == 64 && notASocket.stderr.contains("no UDP socket was passed"))
     }
 }

@@ -6,9 +6,18 @@ import Testing
 import TestSupport
 
 /// A node for two-node tests: its own home and store, driven through the real `job` binary, with a real
-/// `serve-link --listen 127.0.0.1:0` process when started.
-final class LinkTestNode {
+/// `serve-link --listen 127.0.0.1:0` process when started. With a namespace, every `job` process runs inside it.
+final class LinkTestNode: @unchecked Sendable {
     let home = TemporaryDirectory("node")
+    let namespace: IrohNamespace?
+
+    init(namespace: IrohNamespace? = nil) { self.namespace = namespace }
+
+    /// Starts `job arguments…`, inside the namespace when there is one.
+    func startJob(_ arguments: [String], stdin: String? = nil) throws -> JobProcess.Running {
+        if let namespace { return try namespace.start(JobProcess.executablePath, arguments, environment: environment, stdin: stdin) }
+        return try JobProcess.start(arguments, environment: environment, stdin: stdin)
+    }
     var store: String { home.file("store.sqlite") }
     var notifyLog: String { home.file("notify.log") }
     private(set) var server: JobProcess.Running?
@@ -26,7 +35,7 @@ final class LinkTestNode {
     func run(_ arguments: [String], now: String? = nil, stdin: String? = nil, timeout: TimeInterval = 60) throws -> JobProcess.Result {
         var full = ["--store", store]
         if let now { full += ["--now", now] }
-        let result = try JobProcess.run(full + arguments, environment: environment, stdin: stdin, timeout: timeout)
+        let result = try startJob(full + arguments, stdin: stdin).wait(timeout: timeout)
         lock.lock(); stderrSeen += result.stderr; lock.unlock()
         return result
     }
@@ -56,7 +65,7 @@ final class LinkTestNode {
         var arguments = ["--store", store]
         if let now { arguments += ["--now", now] }
         arguments += ["serve-link", "--listen", "127.0.0.1:\(requested)", "--idle-exit", "300"]
-        let process = try JobProcess.start(arguments, environment: environment)
+        let process = try startJob(arguments)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             let text = process.stdoutSoFar

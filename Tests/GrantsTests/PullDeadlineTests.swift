@@ -1,29 +1,35 @@
 import Foundation
 import Glibc
 @testable import Grants
+import QUIC
 import Runner
 import Testing
 import TestSupport
 
-/// A hostile contact's link endpoint: proves nothing itself, accepts Bob's proof, then sends an `offers` frame one
-/// byte every half second for up to 30 s — a pull it answers would take minutes with per-read timeouts.
-final class DribblingContact: @unchecked Sendable {
-    // @unchecked: `cutAfter` is read and written only while `lock` is held; the rest is immutable.
-    let listener: Int32
+/// A hostile contact's link endpoint (QUIC): accepts Bob's proof, then sends an `offers` frame one byte every half
+/// second on the stream for up to 30 s — a pull it answers would take minutes with per-read timeouts.
+final class DribblingContact: QUICServerDelegate, @unchecked Sendable {
+    let endpoint: QUICEndpoint
     let address: String
     private let lock = NSLock()
     private var cutAfter: TimeInterval?
 
     init(identity: NodeIdentity, on host: String) throws {
-        let (fd, port) = try Socket.listen(try LinkAddress.parseListen("\(host):0"))
-        listener = fd
-        address = "\(host):\(port)"
-        let tls = try TLSContext(identity: identity, role: .server)
+        endpoint = try QUICEndpoint.listen(on: try #require(QUICAddress.resolve(host: host, port: 0).first), identity: try LinkIdentity.quic(identity),
+                                           alpns: LinkProtocolName.allCases.map(\.rawValue),
+                                           timeouts: QUICTimeouts(handshakeSeconds: 10, idleSeconds: 60), shouldStop: { false })
+        address = "\(host):\(endpoint.port)"
+        endpoint.start(delegate: self)
+    }
+
+    func admit(_ address: QUICAddress) -> Bool { true }
+    func abandoned(_ address: QUICAddress, because error: QUICError?) {}
+
+    func accepted(_ stream: QUICConnection) {
         Thread { [self] in
-            guard let accepted = Socket.accept(fd, waitMilliseconds: 30_000),
-                  let connection = try? LinkConnection.accept(fd: accepted, context: tls,
-                                                              deadlines: LinkDeadlines(handshakeSeconds: 10, messageSeconds: 60, connectionSeconds: 60)) else { return }
-            defer { connection.close() }
+            let deadlines = LinkDeadlines(handshakeSeconds: 10, messageSeconds: 60, connectionSeconds: 60)
+            guard let connection = try? LinkConnection.accept(stream, deadlines: deadlines, start: Date()) else { return }
+            defer { connection.abort() }
             do {
                 try connection.send(LinkWire.challenge([UInt8](repeating: 7, count: GrantProof.challengeCount)))
                 _ = try connection.receive()
@@ -32,7 +38,7 @@ final class DribblingContact: @unchecked Sendable {
             } catch { return }
             let body = Array(#"{"type":"offers","offers":[]}"#.utf8)
             let frame: [UInt8] = [0, 0, 0, UInt8(body.count)] + body
-            let cut = RawPeer.dribble(frame, every: 0.5, giveUpAfter: 30, write: connection.sendBytes, closed: { !RawPeer.isOpen(connection.fd) })
+            let cut = RawPeer.dribble(frame, every: 0.5, giveUpAfter: 30, write: connection.sendBytes, closed: { connection.isEnded })
             self.lock.lock(); self.cutAfter = cut; self.lock.unlock()
         }.start()
     }
@@ -40,7 +46,7 @@ final class DribblingContact: @unchecked Sendable {
     /// Seconds into the dribble when the puller hung up (nil: it held on, or never came).
     var hungUpAfter: TimeInterval? { lock.lock(); defer { lock.unlock() }; return cutAfter }
 
-    deinit { close(listener) }
+    deinit { endpoint.stop() }
 }
 
 /// `pull-offers` under slow contacts: concurrent dials, a deadline per contact, a budget per pass.

@@ -32,17 +32,43 @@ import TestSupport
         #expect(try alice.run(["serve-link", "--listen", "127.0.0.1:0", "--idle-exit", "0"]).exitCode == 64)
     }
 
+    @Test func serveLinkServesTheSocketSystemdPassesAsFileDescriptorThree() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        _ = try alice.identity()
+        try alice.set(["link.idle-exit-seconds": "2"])
+        let (socketFD, address) = try RawPeer.staller(on: "127.0.0.1")
+        try pair(issuer: alice, holder: bob, label: "alice", address: address)
+        // As systemd starts it under ListenDatagram=: the socket is fd 3, LISTEN_FDS=1, LISTEN_PID names the process.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "export LISTEN_FDS=1 LISTEN_PID=$$; exec \"$0\" --store \"$1\" serve-link 3<&0 </dev/null",
+                             JobProcess.executablePath, alice.store]
+        process.environment = alice.environment
+        process.standardInput = FileHandle(fileDescriptor: socketFD, closeOnDealloc: true)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() }; process.waitUntilExit() }
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-fd3"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        #expect(!process.isRunning, "exited after link.idle-exit-seconds with nothing open")
+    }
+
     @Test func systemdAcceptsTheSocketActivationUnits() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let work = TemporaryDirectory("units")
-        for name in ["serve-link.socket", "serve-link@.service"] {
+        for name in ["serve-link.socket", "serve-link.service"] {
             let text = try String(contentsOf: repository.appendingPathComponent("jobs/" + name), encoding: .utf8)
-            if name == "serve-link.socket" { #expect(text.contains("Accept=yes")) }
-            if name.hasSuffix(".service") { #expect(text.contains("StandardInput=socket") && text.contains("ExecStart=/usr/local/bin/job serve-link\n")) }
+            if name == "serve-link.socket" {
+                #expect(text.contains("ListenDatagram=47100") && text.contains("Accept=no") && !text.contains("ListenStream"))
+            }
+            if name.hasSuffix(".service") { #expect(!text.contains("StandardInput=socket") && text.contains("ExecStart=/usr/local/bin/job serve-link\n")) }
             try text.replacingOccurrences(of: "/usr/local/bin/job", with: JobProcess.executablePath).write(toFile: work.file(name), atomically: true, encoding: .utf8)
         }
-        let text = try ExternalTool.run("/usr/bin/systemd-analyze", ["verify", "--man=no", work.file("serve-link.socket"), work.file("serve-link@.service")],
+        let text = try ExternalTool.run("/usr/bin/systemd-analyze", ["verify", "--man=no", work.file("serve-link.socket"), work.file("serve-link.service")],
                                         separateStderr: true).stderr
         let problems = text.split(separator: "\n").filter { $0.contains("serve-link") && !$0.contains("Failed to") }
         #expect(problems.isEmpty, "\(problems)")

@@ -5,8 +5,8 @@ import Runner
 import Testing
 import TestSupport
 
-/// `serve-link` under slow and idle connections: concurrent service under caps, and absolute deadlines on the
-/// handshake, each message and the whole connection, however a peer trickles its bytes.
+/// `serve-link` under half-open, flooding and slow peers over QUIC: caps on connections from their first packet,
+/// absolute deadlines on the handshake, each message and the whole connection, and garbage that costs nothing.
 @Suite struct ServeLinkStallTests {
     /// Bob's `/vnidrop/offer/1` connection to `address` (Alice's), with the grant proven.
     func provenConnection(to address: String, of alice: LinkTestNode, as bob: LinkTestNode) throws -> LinkConnection {
@@ -26,97 +26,141 @@ import TestSupport
         return [0, 0, UInt8(body.count >> 8), UInt8(body.count & 0xff)] + body
     }()
 
-    @Test func aRealPeersOfferIsDeliveredWhile200IdleOrSlowConnectionsAreOpen() throws {
+    @Test func aRealPeersOfferIsDeliveredWhile200HalfOpenHandshakesHoldTheirSlots() throws {
         let alice = LinkTestNode(), bob = LinkTestNode()
-        // Long enough that none of the 200 is cut while Bob is served: they are all open throughout.
+        // Long enough that none of the 200 ends while Bob is served: they all hold their slots throughout.
         try alice.set(["link.handshake-timeout-seconds": "60", "link.connection-timeout-seconds": "120"])
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
         try pair(issuer: alice, holder: bob, label: "alice")
 
-        // 25 other loopback addresses × 8 connections (the default per-address cap): half idle, half stuck part-way
-        // through a ClientHello.
-        var attackers: [Int32] = []
-        defer { attackers.forEach { close($0) } }
+        // 25 other loopback addresses × 8 handshakes (the default per-address cap), each started and abandoned (one
+        // address at a time: these clients never retransmit, so none of their first packets may be lost).
+        var attackers: [HalfOpenPeer] = []
+        var answered = 0
         for source in 2...26 {
-            for index in 0..<8 {
-                let fd = try RawPeer.connect(from: "127.0.0.\(source)", to: alice.port)
-                if index % 2 == 1 { RawPeer.send(fd, RawPeer.helloStart) }
-                attackers.append(fd)
-            }
+            let batch = try (0..<8).map { _ in try HalfOpenPeer(from: "127.0.0.\(source)", to: alice.port, expecting: alice.endpoint) }
+            answered += batch.filter { $0.answered(within: 5) }.count
+            attackers += batch
         }
-        let overCap = try RawPeer.connect(from: "127.0.0.2", to: alice.port)
-        defer { close(overCap) }
-        #expect(RawPeer.closedByPeer(overCap, within: 10), "a ninth connection from one address is closed at once")
+        #expect(answered == 200, "all 200 were admitted (the server answered each)")
+        let overCap = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
+        #expect(!overCap.answered(within: 2), "a ninth handshake from one address is dropped unanswered")
 
         let start = Date()
         let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-under-siege"), "--files", "1", "--bytes", "1"])
         #expect(sent["state"] as? String == "delivered", "\(sent)")
-        #expect(Date().timeIntervalSince(start) < 10, "served within 10 s while 200 connections are open")
+        #expect(Date().timeIntervalSince(start) < 10, "served within 10 s while 200 handshakes are open")
         #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 1)
-        #expect(attackers.filter(RawPeer.isOpen).count == 200, "the 200 were still open while Bob was served")
 
-        // SIGTERM ends the listener promptly even with 200 connections open (each is cut at its next wait).
+        // SIGTERM ends the service promptly even with 200 half-open connections.
+        let stopStart = Date()
         let log = try alice.stopServer()
-        #expect(log.contains("event=link-stopped connections=201 refused=1"), "\(log.suffix(400))")
+        #expect(Date().timeIntervalSince(stopStart) < 10)
+        #expect(log.contains("event=link-stopped connections=1 refused=1"), "\(log.suffix(400))")
         #expect(log.contains("event=link-connections-refused reason=cap-reached count=1"))
         #expect(!log.contains("127.0.0."), "no address in the log")
-        #expect(!log.contains("category=stopped"), "connections cut by the stop are not logged one by one")
+        #expect(!log.contains("stage=handshake category=timeout"), "none of the 200 reached its 60 s deadline")
     }
 
-    @Test func connectionsOverTheTotalOrPerAddressCapAreClosedAtOnceAndTheirSlotsComeBack() throws {
-        let alice = LinkTestNode()
-        try alice.set(["link.max-connections": "3", "link.max-connections-per-address": "2", "link.handshake-timeout-seconds": "60"])
+    @Test func spoofedFirstPacketsHoldNoMoreThanTheValidationThresholdAndARealClientIsStillServed() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try alice.set(["link.max-connections": "12", "link.handshake-timeout-seconds": "60", "link.validate-addresses-above": "4"])
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
-        let first = try RawPeer.connect(from: "127.0.0.2", to: alice.port)
-        let second = try RawPeer.connect(from: "127.0.0.2", to: alice.port)
-        let thirdFromSame = try RawPeer.connect(from: "127.0.0.2", to: alice.port)
-        #expect(RawPeer.closedByPeer(thirdFromSame, within: 10), "over the per-address cap")
-        let other = try RawPeer.connect(from: "127.0.0.3", to: alice.port)
-        let overTotal = try RawPeer.connect(from: "127.0.0.4", to: alice.port)
-        #expect(RawPeer.closedByPeer(overTotal, within: 10), "over the total cap")
-        #expect([first, second, other].allSatisfy(RawPeer.isOpen), "those under the caps are still being answered")
-
-        // A connection that ends gives its slot back.
-        close(first)
-        var admitted = false
-        let deadline = Date().addingTimeInterval(10)
-        while !admitted && Date() < deadline {
-            let retry = try RawPeer.connect(from: "127.0.0.4", to: alice.port)
-            if RawPeer.closedByPeer(retry, within: 0.5) { close(retry) } else { admitted = true; close(retry) }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        // 40 first packets from 10 addresses whose senders never hear what is sent back (as with forged sources).
+        var spoofers: [HalfOpenPeer] = []
+        for source in 2...11 {
+            for _ in 0..<4 { spoofers.append(try HalfOpenPeer(from: "127.0.0.\(source)", to: alice.port, expecting: alice.endpoint, followsRetry: false)) }
         }
-        #expect(admitted, "the freed slot is taken by the next connection")
-        [second, thirdFromSame, other, overTotal].forEach { close($0) }
+        let holding = spoofers.filter { $0.answered(within: 0.1) }.count
+        #expect(holding == 4, "only the first 4 started a connection: \(holding)")
+        #expect(spoofers.filter { $0.retries > 0 }.count == 36, "the others were sent a Retry and hold nothing")
+
+        // Without Retry the 40 would fill all 12 slots for a minute; Bob's client answers the Retry and is served.
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-past-spoofers"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        let log = try alice.stopServer()
+        #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
     }
 
-    @Test func anIdleConnectionIsClosedAtTheHandshakeDeadline() throws {
+    @Test func handshakesOverTheTotalOrPerAddressCapGetNoAnswerAndTheirSlotsComeBack() throws {
         let alice = LinkTestNode()
-        try alice.set(["link.handshake-timeout-seconds": "2"])
+        try alice.set(["link.max-connections": "3", "link.max-connections-per-address": "2", "link.handshake-timeout-seconds": "3"])
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
-        let idle = try RawPeer.connect(from: "127.0.0.2", to: alice.port)
-        defer { close(idle) }
-        #expect(RawPeer.closedByPeer(idle, within: 8), "closed by the 2 s handshake deadline")
+        let first = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
+        let second = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
+        #expect(first.answered(within: 5) && second.answered(within: 5))
+        let thirdFromSame = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
+        #expect(!thirdFromSame.answered(within: 1), "over the per-address cap")
+        let other = try HalfOpenPeer(from: "127.0.0.3", to: alice.port, expecting: alice.endpoint)
+        #expect(other.answered(within: 5), "another address is still admitted")
+        let overTotal = try HalfOpenPeer(from: "127.0.0.4", to: alice.port, expecting: alice.endpoint)
+        #expect(!overTotal.answered(within: 1), "over the total cap")
+
+        // Their handshake deadline ends the three half-open connections and gives their slots back.
+        var admitted = false
+        let deadline = Date().addingTimeInterval(12)
+        while !admitted && Date() < deadline {
+            admitted = try HalfOpenPeer(from: "127.0.0.4", to: alice.port, expecting: alice.endpoint).answered(within: 0.5)
+        }
+        #expect(admitted, "a freed slot is taken by the next connection")
         let log = try alice.stopServer()
         #expect(log.contains("stage=handshake category=timeout"))
     }
 
-    @Test func aHandshakeSentOneByteAtATimeIsCutAtTheHandshakeDeadline() throws {
+    @Test func aHandshakeKeptBusyWithRepeatedPacketsIsStillCutAtTheHandshakeDeadline() throws {
         let alice = LinkTestNode()
-        try alice.set(["link.handshake-timeout-seconds": "2"])
+        try alice.set(["link.handshake-timeout-seconds": "2", "link.max-connections-per-address": "1"])
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
-        let slow = try RawPeer.connect(from: "127.0.0.2", to: alice.port)
-        defer { close(slow) }
-        // A byte every 0.5 s would keep a per-read timeout from ever firing.
-        let cut = RawPeer.dribble(RawPeer.helloStart, every: 0.5, giveUpAfter: 20, write: { RawPeer.send(slow, $0) }, closed: { !RawPeer.isOpen(slow) })
-        #expect(cut != nil && cut! < 8, "cut at the 2 s handshake deadline, not held while bytes trickle: \(String(describing: cut))")
+        let busy = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
+        #expect(busy.answered(within: 5))
+        #expect(!(try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint).answered(within: 0.5)), "the one slot is taken")
+        // The peer retransmits every 0.3 s: an idle timer would never fire; the absolute deadline does.
+        let start = Date()
+        var freedAfter: TimeInterval?
+        while freedAfter == nil && Date().timeIntervalSince(start) < 15 {
+            busy.resend()
+            if try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint).answered(within: 0.3) {
+                freedAfter = Date().timeIntervalSince(start)
+            }
+        }
+        #expect(freedAfter != nil && freedAfter! < 8, "cut at the 2 s handshake deadline: \(String(describing: freedAfter))")
         let log = try alice.stopServer()
         #expect(log.contains("stage=handshake category=timeout"))
     }
 
-    @Test func aRecordDribbledAfterAValidProofIsCutAtTheMessageAndAtTheConnectionDeadline() throws {
+    @Test func garbageDatagramsAreDroppedWithoutStateOrLogWhileARealOfferIsServed() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        var generator = SystemRandomNumberGenerator()
+        for source in 2...5 {
+            let fd = try RawPeer.udp(from: "127.0.0.\(source)", to: alice.port)
+            defer { close(fd) }
+            for index in 0..<500 {
+                var bytes = (0..<(index % 2 == 0 ? 1200 : 1 + index % 300)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                if index % 4 == 0 {
+                    // Shaped like a QUIC v1 Initial (long header, version 1, 8-byte ids) with a garbage payload.
+                    bytes.replaceSubrange(0..<6, with: [0xc3, 0, 0, 0, 1, 8])
+                    bytes[14] = 8
+                }
+                RawPeer.send(fd, bytes)
+            }
+            #expect(!RawPeer.answered(fd, within: 0.5), "garbage gets no answer")
+        }
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-after-garbage"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        let log = try alice.stopServer()
+        #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
+        #expect(!log.contains("link-closed") && !log.contains("link-failed"), "no log line per garbage datagram: \(log.suffix(400))")
+    }
+
+    @Test func aStreamDribbledAfterAValidProofIsCutAtTheMessageAndAtTheConnectionDeadline() throws {
         let alice = LinkTestNode(), bob = LinkTestNode()
         try pair(issuer: alice, holder: bob, label: "alice", address: "127.0.0.1:1")
 
@@ -124,17 +168,9 @@ import TestSupport
         try alice.set(["link.message-timeout-seconds": "2", "link.connection-timeout-seconds": "600"])
         try alice.startServer()
         var connection = try provenConnection(to: alice.address, of: alice, as: bob)
-        var cut = RawPeer.dribble(Self.offerFrame, every: 0.3, giveUpAfter: 20, write: connection.sendBytes, closed: { !RawPeer.isOpen(connection.fd) })
-        connection.close()
+        var cut = RawPeer.dribble(Self.offerFrame, every: 0.3, giveUpAfter: 20, write: connection.sendBytes, closed: { connection.isEnded })
+        connection.abort()
         #expect(cut != nil && cut! < 8, "cut at the 2 s message deadline: \(String(describing: cut))")
-
-        // One TLS record whose own bytes trickle in below TLS (a 64-byte application-data record announced).
-        connection = try provenConnection(to: alice.address, of: alice, as: bob)
-        let record: [UInt8] = [0x17, 0x03, 0x03, 0x00, 0x40] + [UInt8](repeating: 0x5a, count: 64)
-        let fd = connection.fd
-        cut = RawPeer.dribble(record, every: 0.3, giveUpAfter: 20, write: { RawPeer.send(fd, $0) }, closed: { !RawPeer.isOpen(fd) })
-        connection.close()
-        #expect(cut != nil && cut! < 8, "a record trickled byte by byte is cut at the 2 s message deadline: \(String(describing: cut))")
         var log = try alice.stopServer()
         #expect(log.contains("stage=exchange category=timeout"))
 
@@ -142,50 +178,48 @@ import TestSupport
         try alice.set(["link.message-timeout-seconds": "60", "link.connection-timeout-seconds": "4"])
         try alice.startServer()
         connection = try provenConnection(to: alice.address, of: alice, as: bob)
-        cut = RawPeer.dribble(Self.offerFrame, every: 0.3, giveUpAfter: 20, write: connection.sendBytes, closed: { !RawPeer.isOpen(connection.fd) })
-        connection.close()
+        cut = RawPeer.dribble(Self.offerFrame, every: 0.3, giveUpAfter: 20, write: connection.sendBytes, closed: { connection.isEnded })
+        connection.abort()
         #expect(cut != nil && cut! < 10, "cut at the 4 s connection deadline: \(String(describing: cut))")
         log = try alice.stopServer()
         #expect(log.contains("stage=exchange category=timeout"))
         #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 0, "nothing half-received is stored")
     }
 
-    @Test func underSocketActivationTheSameHandshakeAndMessageDeadlinesApply() throws {
+    @Test func underSocketActivationTheDeadlinesApplyAndTheServiceExitsWhenIdle() throws {
         let alice = LinkTestNode(), bob = LinkTestNode()
-        try pair(issuer: alice, holder: bob, label: "alice", address: "127.0.0.1:1")
-        try alice.set(["link.handshake-timeout-seconds": "2", "link.message-timeout-seconds": "2"])
-        let (listener, port) = try Socket.listen(try LinkAddress.parseListen("127.0.0.1:0"))
-        defer { close(listener) }
+        try alice.set(["link.handshake-timeout-seconds": "2", "link.message-timeout-seconds": "2", "link.idle-exit-seconds": "3"])
+        // Like systemd with ListenDatagram= and Accept=no: one UDP socket, handed to one `job serve-link` on stdin.
+        let (socketFD, address) = try RawPeer.staller(on: "127.0.0.1")
+        try pair(issuer: alice, holder: bob, label: "alice", address: address)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: JobProcess.executablePath)
+        process.arguments = ["--store", alice.store, "serve-link"]
+        process.environment = alice.environment
+        process.standardInput = FileHandle(fileDescriptor: socketFD, closeOnDealloc: true)
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
 
-        /// Like systemd with Accept=yes: accepts one connection and runs `job serve-link` with it on stdin.
-        let aliceStore = alice.store, aliceEnvironment = alice.environment  // the node itself stays on this thread
-        func activate() -> Thread {
-            let thread = Thread {
-                guard let fd = Socket.accept(listener, waitMilliseconds: 10_000) else { return }
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: JobProcess.executablePath)
-                process.arguments = ["--store", aliceStore, "serve-link"]
-                process.environment = aliceEnvironment
-                process.standardInput = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                try? process.run()
-                process.waitUntilExit()
-            }
-            thread.start()
-            return thread
-        }
+        let connection = try provenConnection(to: address, of: alice, as: bob)
+        let cut = RawPeer.dribble(Self.offerFrame, every: 0.3, giveUpAfter: 20, write: connection.sendBytes, closed: { connection.isEnded })
+        connection.abort()
+        #expect(cut != nil && cut! < 8, "a dribbled offer is cut at the 2 s message deadline: \(String(describing: cut))")
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-activated"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 1, "only the whole offer is stored")
 
-        _ = activate()
-        let idle = try RawPeer.connect(from: "127.0.0.2", to: port)
-        defer { close(idle) }
-        #expect(RawPeer.closedByPeer(idle, within: 8), "an idle connection on stdin is closed by the 2 s handshake deadline")
+        // Idle for link.idle-exit-seconds (3 s): the service exits by itself.
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        #expect(!process.isRunning, "exited when idle")
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("event=link-stopped connections=2"), "\(log.suffix(400))")
 
-        _ = activate()
-        let connection = try provenConnection(to: "127.0.0.1:\(port)", of: alice, as: bob)
-        let cut = RawPeer.dribble(Self.offerFrame, every: 0.3, giveUpAfter: 20, write: connection.sendBytes, closed: { !RawPeer.isOpen(connection.fd) })
-        connection.close()
-        #expect(cut != nil && cut! < 8, "a dribbled offer on stdin is cut at the 2 s message deadline: \(String(describing: cut))")
-        #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 0)
+        let notASocket = try alice.run(["serve-link"])
+        #expect(notASocket.exitCode == 64 && notASocket.stderr.contains("no UDP socket was passed"), "\(notASocket.stderr)")
     }
 }

@@ -183,10 +183,10 @@ import TestSupport
         #expect(Date().timeIntervalSince(start) < 2)
         #expect((refused["message"] as? String)?.hasPrefix("nothing answers at the contact's last known address") == true)
 
-        // A socket that accepts TCP but never speaks TLS: bounded by the connect timeout, not a hang.
-        let (listener, port) = try Socket.listen(try LinkAddress.parseListen("127.0.0.1:0"))
+        // A UDP socket that never answers the handshake: bounded by the connect timeout, not a hang.
+        let (listener, address) = try RawPeer.staller(on: "127.0.0.1")
         defer { close(listener) }
-        try alice.database().execute("UPDATE contacts SET last_known_addr = ?", ["127.0.0.1:\(port)"])
+        try alice.database().execute("UPDATE contacts SET last_known_addr = ?", [address])
         start = Date()
         let silent = try alice.json(["offers", "send", "--to", "bob", "--ticket-file", ticketFile(alice, "t2"), "--files", "1", "--bytes", "1"])
         #expect(Date().timeIntervalSince(start) < 4)

@@ -16,6 +16,18 @@ import TestSupport
         for bad in ["", "tomorrow", "2026-03-01", "@", "@abc", "@nan", "2026-13-01T00:00:00Z"] { #expect(Clock.parse(bad) == nil, "\(bad)") }
     }
 
+    @Test func rfc3339PrintsWhatISO8601DateFormatterPrintsRoundingToTheMillisecond() {
+        let reference = ISO8601DateFormatter()
+        reference.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        #expect(Date(timeIntervalSince1970: 1_772_323_200.9996).rfc3339 == "2026-03-01T00:00:01.000Z")
+        #expect(Date(timeIntervalSince1970: 0).rfc3339 == "1970-01-01T00:00:00.000Z")
+        var generator = SystemRandomNumberGenerator()
+        for index in 0..<5000 {
+            let date = Date(timeIntervalSince1970: Double.random(in: 0...4_000_000_000, using: &generator) + (index % 5 == 0 ? 0.9995 : 0))
+            #expect(date.rfc3339 == reference.string(from: date), "\(date.timeIntervalSince1970)")
+        }
+    }
+
     @Test func millisecondsRoundTrip() {
         let date = Date(unixMilliseconds: 1_772_323_200_123)
         #expect(date.unixMilliseconds == 1_772_323_200_123)

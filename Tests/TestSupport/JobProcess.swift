@@ -45,6 +45,11 @@ public struct JobProcess {
         try Running(executable: executablePath, arguments: arguments, environment: environment, stdin: stdin)
     }
 
+    /// Starts any program (e.g. `nsenter … job`, a Python test peer) with the same output handling, and returns at once.
+    public static func start(executable: String, _ arguments: [String], environment: [String: String], stdin: String? = nil) throws -> Running {
+        try Running(executable: executable, arguments: arguments, environment: environment, stdin: stdin)
+    }
+
     /// A process started by `start`: signal it, wait for it.
     public final class Running {
         public let process = Process()

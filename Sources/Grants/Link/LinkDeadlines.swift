@@ -3,11 +3,11 @@ import Runner
 
 /// How long one link connection may take: its TLS handshake, each message, and the whole connection.
 ///
-/// Every bound is an absolute instant checked with `poll()` on a non-blocking socket, never a per-`recv` timeout
-/// that a peer trickling one byte at a time could keep resetting. The same bounds apply to dialled connections,
+/// Every bound is an absolute instant, never a per-packet or per-read timeout that a peer trickling one byte at a
+/// time could keep resetting. The same bounds apply to dialled connections,
 /// to `serve-link --listen` and to the one connection `serve-link` answers on stdin.
 public struct LinkDeadlines: Sendable, Equatable {
-    /// Seconds from the start of the connection to the end of the TLS handshake (dialling: TCP connect included).
+    /// Seconds from the connection's first packet to the end of its QUIC/TLS handshake.
     public var handshakeSeconds: TimeInterval
     /// Seconds one message (a frame's length and body) may take to arrive or to leave.
     public var messageSeconds: TimeInterval

@@ -6,7 +6,7 @@ public enum LinkFailure: String, Error, Sendable, LogWord {
     case unreachable
     /// Nothing completed within the timeout.
     case timeout
-    /// The TLS handshake failed (no TLS 1.3, no common protocol, no certificate).
+    /// The QUIC/TLS handshake failed (no common protocol, no client key, a refused key).
     case handshake
     /// The peer's key is not the contact's endpoint id (a stale address now used by someone else).
     case wrongPeer = "wrong-peer"
@@ -18,7 +18,7 @@ public enum LinkFailure: String, Error, Sendable, LogWord {
     case malformed
     /// A message of the wrong type for this point of the exchange.
     case outOfOrder = "out-of-order"
-    /// Reading or writing the socket failed.
+    /// The socket or the QUIC stack failed.
     case io
     /// The process is stopping (SIGTERM or SIGINT arrived while waiting on the peer).
     case stopped

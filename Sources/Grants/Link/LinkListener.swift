@@ -1,70 +1,117 @@
 import CShims
 import Foundation
+import QUIC
 import Runner
 
-/// The accept loop of `serve-link --listen`: one thread per admitted connection, each with its own store
-/// connection, under the connection caps; connections over a cap are closed at once.
+/// `serve-link`'s QUIC service on one UDP socket: the endpoint's event-loop thread completes handshakes under the
+/// connection caps, and each connection whose handshake completed is served on a thread of its own with its own
+/// store connection.
 ///
-/// A serving thread does the TLS handshake first and opens the store only for a peer that completed it; each
-/// connection ends by its deadlines (`LinkDeadlines`), or within 250 ms of SIGTERM at its next wait on the peer.
-struct LinkListener {
-    let context: JobContext
-    let tls: TLSContext
+/// A slot (`LinkSlots`) is taken when a connection's first Initial arrives and given back when the connection ends:
+/// half-open handshakes count against the caps and end at the handshake deadline, holding no thread and no store.
+/// Datagrams over the caps, and garbage, are dropped before any state is made.
+final class LinkListener: QUICServerDelegate, @unchecked Sendable {
+    // @unchecked: the counters below are read and written only while `lock` is held; the rest is immutable and Sendable.
+    /// The serve-link context, for the serving threads to open their own (a `JobContext` stays on its thread).
+    let context: JobContext.Reopening
     let deadlines: LinkDeadlines
     let slots: LinkSlots
+    let maxConnections: Int?
+    private let lock = NSLock()
+    private var admitted = 0
+    private var serving = 0
+    private var refused = 0
+    private var refusedSinceLog = 0
+    private var lastRefusalLog = Date.distantPast
 
-    /// What one run of the loop did.
+    /// What one run did: connections served (handshake completed), and first packets dropped at the caps.
     struct Tally {
         var admitted = 0
         var refused = 0
     }
 
-    /// Accepts on `listener` until SIGTERM/SIGINT, `maxConnections` admitted, or `idleExit` seconds with no open
-    /// connection; then waits for the open connections to end.
-    func run(_ listener: Int32, maxConnections: Int?, idleExit: Int?) -> Tally {
-        var tally = Tally()
-        var lastRefusalLog = Date.distantPast
-        var refusedSinceLog = 0
-        while maxConnections.map({ tally.admitted < $0 }) ?? true {
-            if shim_termination_signal() != 0 { break }
-            if let idleExit, let since = slots.idleSince, Date().timeIntervalSince(since) >= Double(idleExit) { break }
-            guard let (fd, source) = Socket.acceptWithSource(listener, waitMilliseconds: 250) else { continue }
-            let start = Date()
-            guard slots.take(source) else {
-                close(fd)
-                tally.refused += 1
-                refusedSinceLog += 1
-                // At most one line a minute, however fast connections are refused.
-                if Date().timeIntervalSince(lastRefusalLog) >= 60 {
-                    context.logger.warn("link-connections-refused", ["reason": "cap-reached", "count": .int(refusedSinceLog)])
-                    lastRefusalLog = Date()
-                    refusedSinceLog = 0
-                }
-                continue
-            }
-            tally.admitted += 1
-            let (reopening, tls, deadlines, slots) = (context.reopening(), tls, deadlines, slots)
-            let thread = Thread {
-                defer { slots.release(source) }
-                LinkListener.serve(fd: fd, start: start, context: reopening, tls: tls, deadlines: deadlines)
-            }
-            thread.start()
-        }
-        // Every open connection ends by its connection deadline at the latest, sooner once SIGTERM was heard.
-        while slots.active > 0 { usleep(20_000) }
-        return tally
+    init(context: JobContext, deadlines: LinkDeadlines, slots: LinkSlots, maxConnections: Int?) {
+        self.context = context.reopening()
+        self.deadlines = deadlines
+        self.slots = slots
+        self.maxConnections = maxConnections
     }
 
-    /// One admitted connection, on its own thread: handshake, then the exchange over a store connection of its own.
-    static func serve(fd: Int32, start: Date, context: JobContext.Reopening, tls: TLSContext, deadlines: LinkDeadlines) {
-        guard let connection = LinkServer.handshake(fd: fd, tls: tls, deadlines: deadlines, start: start, logger: context.logger) else { return }
+    /// Serves on `endpoint` until SIGTERM/SIGINT, `maxConnections` admitted, or `idleExit` seconds with no open
+    /// connection; then waits for the open connections to end and stops the endpoint.
+    func run(_ endpoint: QUICEndpoint, idleExit: Int?) -> Tally {
+        endpoint.start(delegate: self)
+        while true {
+            if shim_termination_signal() != 0 { break }
+            if let maxConnections, count(\.admitted) >= maxConnections { break }
+            if let idleExit, let since = slots.idleSince, Date().timeIntervalSince(since) >= Double(idleExit) { break }
+            usleep(50_000)
+        }
+        // Every served connection ends by its deadlines at the latest, sooner once SIGTERM was heard; then the
+        // endpoint drops the half-open ones (which hold no thread).
+        while count(\.serving) > 0 { usleep(20_000) }
+        endpoint.stop()
+        lock.lock(); defer { lock.unlock() }
+        return Tally(admitted: admitted, refused: refused)
+    }
+
+    private func count(_ key: KeyPath<LinkListener, Int>) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        return self[keyPath: key]
+    }
+
+    // MARK: QUICServerDelegate (on the event-loop thread)
+
+    func admit(_ address: QUICAddress) -> Bool {
+        lock.lock()
+        let full = maxConnections.map { admitted >= $0 } ?? false
+        lock.unlock()
+        if !full && slots.take(LinkSource(address.storage)) { return true }
+        lock.lock()
+        refused += 1
+        refusedSinceLog += 1
+        // At most one line a minute, however fast connections are refused.
+        let log = Date().timeIntervalSince(lastRefusalLog) >= 60
+        let count = refusedSinceLog
+        if log { lastRefusalLog = Date(); refusedSinceLog = 0 }
+        lock.unlock()
+        if log { context.logger.warn("link-connections-refused", ["reason": "cap-reached", "count": .int(count)]) }
+        return false
+    }
+
+    func abandoned(_ address: QUICAddress, because error: QUICError?) {
+        slots.release(LinkSource(address.storage))
+        if let error { LinkServer.log(LinkFailure(error, handshake: true), stage: "handshake", logger: context.logger) }
+    }
+
+    func accepted(_ connection: QUICConnection) {
+        lock.lock(); admitted += 1; serving += 1; lock.unlock()
+        let (context, deadlines, slots) = (context, deadlines, slots)
+        let start = Date()
+        Thread { [self] in
+            defer {
+                slots.release(LinkSource(connection.remoteAddress.storage))
+                lock.lock(); serving -= 1; lock.unlock()
+            }
+            LinkListener.serve(connection, start: start, context: context, deadlines: deadlines)
+        }.start()
+    }
+
+    /// One connection, on its own thread: the hello, then the exchange over a store connection of its own.
+    static func serve(_ stream: QUICConnection, start: Date, context: JobContext.Reopening, deadlines: LinkDeadlines) {
+        let connection: LinkConnection
+        do { connection = try LinkConnection.accept(stream, deadlines: deadlines, start: start) } catch {
+            stream.abort()
+            LinkServer.log(error, stage: "handshake", logger: context.logger)
+            return
+        }
         let own: JobContext
         let node: Node
         do {
             own = try context.open()
             node = try Node(own)
         } catch {
-            connection.close()
+            connection.abort()
             LinkServer.log(error, stage: "store", logger: context.logger)
             return
         }

@@ -17,24 +17,8 @@ struct LinkServer {
         outgoing = OutgoingOffers(database: node.database, vault: node.vault)
     }
 
-    /// Completes TLS on a socket accepted at `start` and serves it; never throws (every outcome is logged by category).
-    func serve(fd: Int32, tls: TLSContext, deadlines: LinkDeadlines, start: Date = Date()) {
-        guard let connection = LinkServer.handshake(fd: fd, tls: tls, deadlines: deadlines, start: start, logger: context.logger) else { return }
-        serve(connection)
-    }
-
-    /// The TLS handshake on an accepted socket (which the connection then owns), by the handshake deadline; nil
-    /// when it failed (logged). Needs no store, so a connection that never completes it never opens one.
-    static func handshake(fd: Int32, tls: TLSContext, deadlines: LinkDeadlines, start: Date, logger: Logger) -> LinkConnection? {
-        do { return try LinkConnection.accept(fd: fd, context: tls, deadlines: deadlines, start: start) } catch {
-            log(error, stage: "handshake", logger: logger)
-            return nil
-        }
-    }
-
     /// Serves an authenticated connection until its exchange ends, it breaks, or its deadlines pass; then closes it.
     func serve(_ connection: LinkConnection) {
-        defer { connection.close() }
         do {
             switch connection.protocolName {
             case .offer: try serveOffer(connection)
@@ -42,7 +26,9 @@ struct LinkServer {
             case .revoke: try serveRevoke(connection)
             case .cancel: try CancelNotice.answer(connection, incoming: incoming, context: context)
             }
+            connection.close()
         } catch {
+            connection.abort()
             LinkServer.log(error, stage: "exchange", logger: context.logger)
         }
     }

@@ -3,7 +3,9 @@ import Runner
 
 /// The link's messages as they go on the wire, and their size limits.
 ///
-/// Order on every protocol: the server sends `challenge`; the client sends `proof` (revoke and cancel: no proof);
+/// Every exchange runs on one bidirectional QUIC stream the dialler opens. A QUIC server sees a stream only once the
+/// dialler sends on it, so on every protocol the dialler speaks first: a `hello` frame (`{"type":"hello"}`, the same
+/// for every ALPN), which the server requires before anything else. Then the server sends `challenge`; the client sends `proof` (revoke and cancel: no proof);
 /// the server sends `answer`. Then `/vnidrop/offer/1`: `offer` → `offer-result`; `/vnidrop/pull/1`: `pull` →
 /// (`offers` → `ack`)… until an empty `offers`, where each `ack` names every offer of its frame once, as taken
 /// (`offer_ids`) or refused (`refused`: the sender keeps holding it); `/vnidrop/revoke/1`: `revoke` → `done`;
@@ -18,6 +20,9 @@ public enum LinkWire {
     public static let maxCancelledOffers = 100
     /// Most offers a puller reads in one pull; a sender streaming more is cut off there.
     public static let maxOffersPerPull = 1000
+
+    /// The dialler's first frame on every protocol: it opens the stream so the server can speak.
+    public static let hello: JSON = ["type": "hello"]
 
     public static func challenge(_ bytes: [UInt8]) -> JSON { ["type": "challenge", "challenge": .string(Hex.encode(bytes))] }
 

@@ -1,61 +1,73 @@
 import CShims
 import Foundation
+import QUIC
 import Runner
 
-/// `job serve-link`: answers peers over the authenticated link.
+/// `job serve-link`: answers peers over the authenticated link (QUIC on one UDP socket).
 ///
-/// Without options it answers exactly one connection on stdin (systemd socket activation with `Accept=yes`, see
-/// `jobs/serve-link.socket`). With `--listen HOST:PORT` it accepts connections itself and answers them at once on
-/// threads of their own, up to `link.max-connections` in all and `link.max-connections-per-address` per source,
-/// printing the bound address first (port 0 picks a free port); `--max-connections N` and `--idle-exit SECONDS`
-/// end it. Either way the handshake, each message and the connection have deadlines (`LinkDeadlines`).
+/// With `--listen HOST:PORT` it binds that UDP address itself, printing the bound address first (port 0 picks a
+/// free port). Without it, it serves the UDP socket systemd passed (`ListenDatagram=`, `Accept=no`: file descriptor
+/// 3 under `LISTEN_FDS=1`, or a UDP socket on stdin) until it has been idle for `link.idle-exit-seconds`.
+/// Connections are answered at once on threads of their own, up to `link.max-connections` in all and
+/// `link.max-connections-per-address` per source; `--max-connections N` and `--idle-exit SECONDS` end it. The
+/// handshake, each message and the connection have deadlines (`LinkDeadlines`).
 struct ServeLinkCommand: Command {
     let path = ["serve-link"]
-    let summary = "answer peers' offers, pulls and revoke notices over mutual TLS 1.3 (one connection on stdin, or --listen)"
+    let summary = "answer peers' offers, pulls and revoke notices over iroh-compatible QUIC (a UDP socket from systemd, or --listen)"
     let options: [OptionSpec] = [
-        .value("--listen", "HOST:PORT", "accept connections on this address instead of answering stdin"),
-        .value("--max-connections", "N", "with --listen: exit after answering N connections"),
-        .value("--idle-exit", "SECONDS", "with --listen: exit after SECONDS with no connection open"),
+        .value("--listen", "HOST:PORT", "bind this UDP address instead of serving the socket systemd passed"),
+        .value("--max-connections", "N", "exit after answering N connections"),
+        .value("--idle-exit", "SECONDS", "exit after SECONDS with no connection open (default under systemd: link.idle-exit-seconds)"),
     ]
     let discussion = """
-        Each connection is mutual TLS 1.3 with self-signed Ed25519 certificates; the client's key is its endpoint id.
+        The link is QUIC v1 over UDP with TLS 1.3 and raw Ed25519 public keys (RFC 7250), as iroh's direct connections:
+        the server's key is the endpoint id the peer dialled, the client's key is its endpoint id.
         ALPN picks /vnidrop/offer/1 (a live offer), /vnidrop/pull/1 (collect held offers), /vnidrop/revoke/1 or /vnidrop/cancel/1.
         Offers and pulls first prove a grant this node issued; blocked, unknown, expired and forged proofs all get the
         same 'lapsed' answer; only the grant's own holder hears 'revoked'. Offers are stored pending the user's decision, never
         accepted automatically, and raise a notification (JOB_NOTIFY_COMMAND when set).
-        With --listen HOST:PORT the first stdout line is 'listening on HOST:PORT' (port 0 picks a free port);
-        connections are answered at once, up to link.max-connections in all and link.max-connections-per-address
-        from one IPv4 address or IPv6 /64; more are closed at once. Every connection must finish its TLS handshake
-        within link.handshake-timeout-seconds, each message within link.message-timeout-seconds and the whole
-        connection within link.connection-timeout-seconds (on stdin too).
+        With --listen HOST:PORT the first stdout line is 'listening on HOST:PORT' (port 0 picks a free port). Without it,
+        serve-link serves the UDP socket systemd passed (jobs/serve-link.socket, ListenDatagram=, Accept=no) and exits after
+        link.idle-exit-seconds with no connection open. Connections are answered at once, up to link.max-connections in all
+        and link.max-connections-per-address from one IPv4 address or IPv6 /64; packets starting more are dropped. Once
+        link.validate-addresses-above handshakes are half-open, a new client is first sent a QUIC Retry, so a spoofed
+        source address cannot hold a slot. Every
+        connection must finish its handshake within link.handshake-timeout-seconds, each message within
+        link.message-timeout-seconds and the whole connection within link.connection-timeout-seconds.
         """
 
     func run(_ context: JobContext) throws {
         let maxConnections = try context.arguments.value("--max-connections").map { try positive($0, "--max-connections") }
-        let idleExit = try context.arguments.value("--idle-exit").map { try positive($0, "--idle-exit") }
+        var idleExit = try context.arguments.value("--idle-exit").map { try positive($0, "--idle-exit") }
         let listen = try context.arguments.value("--listen").map(LinkAddress.parseListen)
-        if listen == nil && (maxConnections != nil || idleExit != nil) {
-            throw JobError.usage("--max-connections and --idle-exit need --listen")
-        }
         let node = try Node(context)
-        let tls = try TLSContext(identity: node.identity, role: .server)
+        let identity = try LinkIdentity.quic(node.identity)
         let deadlines = try LinkDeadlines.serving(context.settings)
-        guard let listen else {
-            var type: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            guard getsockopt(0, SOL_SOCKET, SO_TYPE, &type, &length) == 0 else {
-                throw JobError.usage("stdin is not a socket; run serve-link from serve-link.socket (Accept=yes) or give --listen HOST:PORT")
-            }
-            LinkServer(node: node, context: context).serve(fd: dup(0), tls: tls, deadlines: deadlines)
-            return
-        }
         let slots = LinkSlots(maxTotal: try context.settings.int(GrantsSettings.maxConnections),
                               maxPerSource: try context.settings.int(GrantsSettings.maxConnectionsPerAddress))
+        let alpns = LinkProtocolName.allCases.map(\.rawValue)
+        var timeouts = LinkIdentity.timeouts(deadlines)
+        timeouts.validateAbove = try context.settings.int(GrantsSettings.validateAbove)
+        let endpoint: QUICEndpoint
+        if let listen {
+            guard let address = QUICAddress.resolve(host: listen.host, port: listen.port, passive: true).first else {
+                throw JobError.usage("the --listen host cannot be resolved")
+            }
+            do {
+                endpoint = try QUICEndpoint.listen(on: address, identity: identity, alpns: alpns, timeouts: timeouts, shouldStop: LinkConnection.stopCondition)
+            } catch {
+                throw JobError.unavailable("listen-failed", "cannot listen on the --listen address (in use, or not this host's)")
+            }
+        } else {
+            guard let fd = ServeLinkCommand.activatedSocket() else {
+                throw JobError.usage("no UDP socket was passed; run serve-link from serve-link.socket (ListenDatagram=) or give --listen HOST:PORT")
+            }
+            endpoint = try QUICEndpoint.adopt(socket: fd, identity: identity, alpns: alpns, timeouts: timeouts, shouldStop: LinkConnection.stopCondition)
+            if idleExit == nil { idleExit = try context.settings.int(GrantsSettings.idleExit) }
+        }
         // Loaded here, once: each serving thread's own store connection shares it.
         _ = try context.keyring()
         ServeLinkCommand.raiseDescriptorLimit()
-        let (listener, port) = try Socket.listen(listen)
-        defer { close(listener) }
         shim_install_termination_handlers()
         // A parent may have started us with SIGTERM blocked (the mask survives exec); this loop must hear it.
         var stopSignals = sigset_t()
@@ -63,17 +75,33 @@ struct ServeLinkCommand: Command {
         sigaddset(&stopSignals, SIGTERM)
         sigaddset(&stopSignals, SIGINT)
         sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
-        let bound = LinkAddress(host: listen.host, port: port)
-        if context.jsonOutput { context.printJSON(["listening": .string(bound.text), "port": .number(port)]) }
-        else { context.print("listening on \(bound.text)") }
+        if let listen {
+            let bound = LinkAddress(host: listen.host, port: endpoint.port)
+            if context.jsonOutput { context.printJSON(["listening": .string(bound.text), "port": .number(endpoint.port)]) }
+            else { context.print("listening on \(bound.text)") }
+        }
         context.logger.info("link-listening")
-        let tally = LinkListener(context: context, tls: tls, deadlines: deadlines, slots: slots)
-            .run(listener, maxConnections: maxConnections, idleExit: idleExit)
+        let tally = LinkListener(context: context, deadlines: deadlines, slots: slots, maxConnections: maxConnections)
+            .run(endpoint, idleExit: idleExit)
         context.logger.info("link-stopped", ["connections": .int(tally.admitted), "refused": .int(tally.refused)])
     }
 
-    /// Lifts the soft open-file limit toward the hard one: each open connection holds a socket, and each
-    /// authenticated one its own store connection (the database, WAL and shared-memory files).
+    /// The UDP socket systemd passed: fd 3 when `LISTEN_FDS=1` names this process, else stdin if it is a datagram
+    /// socket; nil otherwise.
+    static func activatedSocket() -> Int32? {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["LISTEN_FDS"] == "1", environment["LISTEN_PID"].flatMap(Int32.init) == getpid(), isDatagramSocket(3) { return 3 }
+        return isDatagramSocket(0) ? dup(0) : nil
+    }
+
+    private static func isDatagramSocket(_ fd: Int32) -> Bool {
+        var type: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0 && type == Int32(SOCK_DGRAM.rawValue)
+    }
+
+    /// Lifts the soft open-file limit toward the hard one: each served connection holds its own store connection
+    /// (the database, WAL and shared-memory files).
     static func raiseDescriptorLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }

@@ -1,0 +1,215 @@
+import Cryptography
+import Foundation
+import Grants
+import Runner
+import Store
+
+/// `link`: offers per second delivered to one `job serve-link` by D concurrent dialling processes (each a node of
+/// its own holding a grant, each delivering N offers one connection at a time: QUIC handshake, hello, proof,
+/// offer, result), and the median connect+proof latency; next to the same exchange between two Python iroh
+/// endpoints (PyPI `iroh`, `Tests/Peers/iroh_peer.py bench`) in the same run.
+///
+/// Everything runs inside a loopback-only network namespace (`unshare -n`): iroh's port mapper would otherwise
+/// send UPnP multicast. Build first: `swift build -c release` (the `job` beside `job-bench` is used), and create
+/// the iroh venv (`.build/iroh-venv`, see `.ci/run`).
+enum LinkBench {
+    static func run(_ arguments: ArraySlice<String>) throws {
+        var dialers = 64
+        var offers = 20
+        var python = ".build/iroh-venv/bin/python"
+        var script = "Tests/Peers/iroh_peer.py"
+        var inside = false
+        var rest = arguments
+        while let option = rest.popFirst() {
+            switch option {
+            case "--dialers": dialers = try BenchOption.integer(&rest, option, in: 1...256)
+            case "--offers": offers = try BenchOption.integer(&rest, option, in: 1...1000)
+            case "--python":
+                guard let value = rest.popFirst() else { throw BenchUsageError(message: "--python needs a path") }
+                python = value
+            case "--script":
+                guard let value = rest.popFirst() else { throw BenchUsageError(message: "--script needs a path") }
+                script = value
+            case "--inside": inside = true
+            case "--dial":
+                // A dialling child: --dial STORE ADDRESS SERVER_HEX OFFERS GO_FILE
+                let values = Array(rest.prefix(5))
+                guard values.count == 5, let count = Int(values[3]) else { throw BenchUsageError(message: "--dial STORE ADDRESS SERVER OFFERS GO") }
+                try dial(store: values[0], address: values[1], server: values[2], offers: count, go: values[4])
+                return
+            case "--help", "-h":
+                print("usage: job-bench link [--dialers D] [--offers N] [--python PATH] [--script PATH]")
+                print("  --dialers D     concurrent dialling processes (default 64)")
+                print("  --offers N      offers each delivers, one connection each (default 20)")
+                print("  --python PATH   the iroh venv's python (default .build/iroh-venv/bin/python)")
+                print("  --script PATH   the iroh peer script (default Tests/Peers/iroh_peer.py)")
+                return
+            default:
+                throw BenchUsageError(message: "unknown option \(option)")
+            }
+        }
+        guard inside else {
+            // Re-run inside a loopback-only network namespace; never fall back to the host's network.
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
+                throw BenchUsageError(message: "unshare (util-linux) is needed: the benchmark runs iroh only inside a loopback-only network namespace")
+            }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+            process.arguments = ["-n", "sh", "-c", "ip link set lo up && exec \"$0\" link --inside \"$@\"", selfPath] + Array(arguments)
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { throw BenchUsageError(message: "the run inside the namespace failed (unshare needs root or user namespaces)") }
+            return
+        }
+        try measure(dialers: dialers, offers: offers, python: python, script: script)
+    }
+
+    static var selfPath: String { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0] }
+    static var jobPath: String { URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("job").path }
+
+    /// Runs `job --store STORE arguments…` and returns stdout; throws on failure.
+    @discardableResult
+    static func job(_ store: String, _ arguments: [String], stdin: String? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: jobPath)
+        process.arguments = ["--store", store] + arguments
+        process.environment = ["HOME": NSTemporaryDirectory(), "PATH": "/usr/bin:/bin", "JOB_LOG_LEVEL": "error"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchUsageError(message: "job \(arguments.first ?? "") failed") }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func measure(dialers: Int, offers: Int, python: String, script: String) throws {
+        let folder = NSTemporaryDirectory() + "link-bench-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let alice = folder + "/alice.sqlite"
+        let aliceID = try endpoint(alice)
+        for (key, value) in [("link.max-connections-per-address", "4096"), ("link.max-connections", "4096"),
+                             ("limits.max-pending-offers", "10000"), ("limits.offers-per-hour", "1000")] {
+            try job(alice, ["settings", "set", key, value])
+        }
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: jobPath)
+        server.arguments = ["--store", alice, "serve-link", "--listen", "127.0.0.1:0"]
+        server.environment = ["HOME": folder, "PATH": "/usr/bin:/bin"]
+        let serverOut = folder + "/serve-link.out"
+        guard FileManager.default.createFile(atPath: serverOut, contents: nil) else { throw BenchFailure("cannot create \(serverOut)") }
+        server.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: serverOut))
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
+        var port: String?
+        let deadline = Date().addingTimeInterval(20)
+        while port == nil && Date() < deadline {
+            let text = (try? String(contentsOfFile: serverOut, encoding: .utf8)) ?? ""
+            port = text.range(of: "listening on 127.0.0.1:").flatMap { text[$0.upperBound...].split(separator: "\n").first.map(String.init) }
+            if port == nil { usleep(20_000) }
+        }
+        guard let port else { throw BenchUsageError(message: "serve-link did not start") }
+        let address = "127.0.0.1:\(port)"
+
+        print("link: \(dialers) dialling processes × \(offers) offers to one serve-link (QUIC on loopback, in a network namespace)")
+        var holders: [String] = []
+        for index in 0..<dialers {
+            let store = folder + "/holder-\(index).sqlite"
+            let id = try endpoint(store)
+            try job(store, ["grants", "accept", "--label", "alice", "--addr", address], stdin: try job(alice, ["grants", "issue", "--to", id]))
+            holders.append(store)
+        }
+        let go = folder + "/go"
+        let children = try holders.map { store -> (Process, Pipe) in
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: selfPath)
+            child.arguments = ["link", "--dial", store, address, aliceID, String(offers), go]
+            let output = Pipe()
+            child.standardOutput = output
+            try child.run()
+            return (child, output)
+        }
+        usleep(500_000)   // every child has loaded its store and waits for the go file
+        let start = Date()
+        guard FileManager.default.createFile(atPath: go, contents: nil) else {
+            for (child, _) in children { child.terminate() }   // they would wait for the go file forever
+            throw BenchFailure("cannot create the go file \(go)")
+        }
+        var latencies: [Double] = []
+        for (child, output) in children {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.waitUntilExit()
+            latencies += text.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        let stored = try Database(path: alice).scalar("SELECT count(*) FROM incoming_offers") ?? 0
+        latencies.sort()
+        let median = latencies.isEmpty ? 0 : latencies[latencies.count / 2]
+        print(String(format: "  ours (ngtcp2 + GnuTLS): %d offers stored in %.2f s = %.0f offers/s; median connect+proof %.2f ms",
+                     stored, elapsed, Double(stored) / elapsed, median * 1000))
+        if stored != dialers * offers { print("  warning: \(dialers * offers - stored) offers were not stored") }
+
+        let baseline = Process()
+        baseline.executableURL = URL(fileURLWithPath: python)
+        baseline.arguments = [script, "bench", String(dialers), String(offers)]
+        let output = Pipe()
+        baseline.standardOutput = output
+        try baseline.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        baseline.waitUntilExit()
+        if let line = text.split(separator: "\n").last, let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+           let rate = object["offers_per_second"] as? Double, let latency = object["median_connect_proof_ms"] as? Double,
+           let count = object["offers"] as? Int, let seconds = object["seconds"] as? Double {
+            print(String(format: "  iroh (PyPI iroh, Python endpoints): %d offers in %.2f s = %.0f offers/s; median connect+proof %.2f ms",
+                         count, seconds, rate, latency))
+        } else {
+            print("  iroh baseline failed: \(text)")
+        }
+    }
+
+    /// A node's endpoint id (creating the node).
+    static func endpoint(_ store: String) throws -> String {
+        let text = try job(store, ["--json", "node", "show"])
+        guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], let id = object["endpoint_id"] as? String else {
+            throw BenchUsageError(message: "node show printed no endpoint id")
+        }
+        return id
+    }
+
+    /// One dialling process: loads its node and grant, waits for `go`, then delivers `offers` offers, one
+    /// connection each, printing each connect+proof latency in seconds.
+    static func dial(store: String, address: String, server: String, offers: Int, go: String) throws {
+        let database = try Database(path: store)
+        let vault = Vault(keyring: try StoreKeyring(storeKey: try StoreKeyLocation(path: store + ".key", createIfMissing: false).load()))
+        guard let identity = try NodeIdentity.load(database, vault: vault),
+              let contactID: Int64 = try database.scalar("SELECT id FROM contacts"),
+              let grant = try HeldGrants(database: database, vault: vault).usable(contactID: contactID) else {
+            throw BenchUsageError(message: "the holder store has no grant")
+        }
+        let expected = try EndpointID(hex: server)
+        let target = try LinkAddress.parse(address)
+        while !FileManager.default.fileExists(atPath: go) { usleep(1000) }
+        var lines: [String] = []
+        for _ in 0..<offers {
+            let start = Date()
+            let connection = try LinkConnection.dial(target, expected: expected, protocolName: .offer, identity: identity, connectTimeout: 10)
+            guard try ProofExchange.prove(connection, grant: grant, identity: identity) == .accepted else {
+                throw BenchUsageError(message: "the proof was refused")
+            }
+            lines.append(String(Date().timeIntervalSince(start)))
+            let offer = OfferPayload(offerID: Hex.encode(try SecureRandom.bytes(count: 16)), ticket: "bench", senderName: nil, fileCount: 1, totalBytes: 1)
+            guard case .object(let fields) = offer.json else { throw BenchUsageError(message: "an offer is an object") }
+            try connection.send(.object([("type", "offer")] + fields))
+            _ = try connection.receive()
+            connection.close()
+        }
+        print(lines.joined(separator: "\n"))
+    }
+}
