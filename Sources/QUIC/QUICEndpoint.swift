@@ -40,6 +40,7 @@ public struct QUICTimeouts: Sendable {
 /// accept, are dropped before any state is made. Dialling, the endpoint has its own socket and loop for its one
 /// connection and ends with it.
 public final class QUICEndpoint: @unchecked Sendable {
+    // @unchecked: the socket and connection tables are used only by the event-loop thread; `stopRequested` only under `stateLock`.
     private let fd: Int32
     private let wakeFD: Int32
     private let identity: QUICIdentity

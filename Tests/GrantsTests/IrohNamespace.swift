@@ -9,7 +9,7 @@ import TestSupport
 /// brings loopback up and sleeps; every iroh peer and every `job` process it talks to is started inside it with
 /// `nsenter --net=/proc/PID/ns/net`. iroh's port mapper (UPnP multicast, wildcard sockets) therefore never reaches
 /// a real network. Without `unshare` (or the right to use it) the helper throws: such tests fail, never fall back.
-final class IrohNamespace: @unchecked Sendable {
+final class IrohNamespace {
     private let holder: JobProcess.Running
     let netPath: String
 
@@ -58,6 +58,7 @@ final class IrohNamespace: @unchecked Sendable {
 enum IrohPython {
     static let version = "1.2.0"
     private static let lock = NSLock()
+    // nonisolated(unsafe): read and written only while `lock` is held (in `python()`).
     nonisolated(unsafe) private static var ready: String?
 
     static var repository: URL {
@@ -91,7 +92,7 @@ enum IrohPython {
 }
 
 /// One run of `iroh_peer.py` inside a namespace: its JSON lines as they come.
-final class IrohPeer: @unchecked Sendable {
+final class IrohPeer {
     let process: JobProcess.Running
 
     init(in namespace: IrohNamespace, _ arguments: [String]) throws {

@@ -7,7 +7,7 @@ import TestSupport
 
 /// A node for two-node tests: its own home and store, driven through the real `job` binary, with a real
 /// `serve-link --listen 127.0.0.1:0` process when started. With a namespace, every `job` process runs inside it.
-final class LinkTestNode: @unchecked Sendable {
+final class LinkTestNode {
     let home = TemporaryDirectory("node")
     let namespace: IrohNamespace?
 

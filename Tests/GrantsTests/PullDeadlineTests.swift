@@ -9,6 +9,7 @@ import TestSupport
 /// A hostile contact's link endpoint (QUIC): accepts Bob's proof, then sends an `offers` frame one byte every half
 /// second on the stream for up to 30 s — a pull it answers would take minutes with per-read timeouts.
 final class DribblingContact: QUICServerDelegate, @unchecked Sendable {
+    // @unchecked: `cutAfter` is read and written only while `lock` is held; the rest is immutable.
     let endpoint: QUICEndpoint
     let address: String
     private let lock = NSLock()

@@ -11,7 +11,7 @@ import Runner
 /// truncated or malformed frame throws a `LinkFailure`, and the caller closes the connection having written nothing.
 /// The handshake, each message and the whole connection end at absolute deadlines (`LinkDeadlines`); every wait is
 /// also cut within 250 ms of SIGTERM/SIGINT.
-public final class LinkConnection: @unchecked Sendable {
+public final class LinkConnection {
     /// Largest frame body accepted or sent.
     public static let maxFrame = 64 * 1024
 
