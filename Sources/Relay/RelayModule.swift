@@ -9,8 +9,8 @@ import Runner
 public enum RelayModule {
     public static let module = Module(
         name: "relay",
-        migrations: RelayMigrations.all,
+        migrations: RelayMigrations.all + RelayAPIMigrations.all,
         jobs: [RetriggerStaleJob(), SendWakeupsJob(), CleanTokensJob()],
-        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand()],
+        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(), ServeRelayCommand()],
         doctor: [HelperPreflight.group, APNsPreflight.group])
 }
