@@ -16,6 +16,8 @@ struct ServeRelayCommand: Command {
         .value("--listen", "HOST:PORT", "listen here instead of on the socket systemd passes (port 0 picks a free port)"),
         .value("--threads", "N", "worker threads (default 4)"),
         .value("--max-connections", "N", "open connections in all (default 1024)"),
+        .value("--idle-timeout", "SECONDS", "close a connection that sends nothing for this long (default 15)"),
+        .value("--request-timeout", "SECONDS", "cut a request whose body is not complete this long after its headers (default 15)"),
         .flag("--no-push", "do not start send-wakeups passes when a push becomes due (the timer still runs them)"),
     ]
     let discussion = """
@@ -33,6 +35,8 @@ struct ServeRelayCommand: Command {
         var limits = HTTPServerLimits()
         if let threads = context.arguments.value("--threads") { limits.threads = try positive(threads, "--threads") }
         if let connections = context.arguments.value("--max-connections") { limits.maxConnections = try positive(connections, "--max-connections") }
+        if let idle = context.arguments.value("--idle-timeout") { limits.idleTimeoutSeconds = try positive(idle, "--idle-timeout") }
+        if let request = context.arguments.value("--request-timeout") { limits.requestTimeoutSeconds = try positive(request, "--request-timeout") }
         let keyring = try context.keyring()
         if storeKit.rootReplaced { context.logger.warn("storekit.root_replaced", ["source": "STOREKIT_ROOT_CA_FILE"]) }
 
