@@ -11,6 +11,7 @@ let scenarios: [String: (ArraySlice<String>) throws -> Void] = [
     "fuzz": FuzzBench.run,
     "contention": ContentionBench.run,
     "sweep-grants": SweepGrantsBench.run,
+    "relay-api": RelayAPIBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).

@@ -58,8 +58,9 @@ enum X509Chain {
         guard signature.count == 64, let key = X509_get0_pubkey(certificate), EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return false }
         var groupName = [CChar](repeating: 0, count: 64)
         var nameLength = 0
-        guard EVP_PKEY_get_group_name(key, &groupName, groupName.count, &nameLength) == 1,
-              String(cString: groupName) == "prime256v1" || String(cString: groupName) == "P-256" else { return false }
+        guard EVP_PKEY_get_group_name(key, &groupName, groupName.count, &nameLength) == 1, nameLength < groupName.count else { return false }
+        let group = String(decoding: groupName.prefix(nameLength).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard group == "prime256v1" || group == "P-256" else { return false }
         guard let sig = ECDSA_SIG_new() else { return false }
         defer { ECDSA_SIG_free(sig) }
         let r = signature[0..<32].withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil) }
