@@ -88,6 +88,30 @@ import TestSupport
         #expect(try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": current], base: base).status == 403)
     }
 
+    @Test func aTriggerInsideTheDebounceWindowIsObservedAtOnceButPushedOnlyWhenTheWindowEnds() throws {
+        let apns = try APNsStandIn()
+        defer { apns.stop() }
+        let front = RelayFront(chain: nil, extra: apns.environment())
+        #expect(try cli(front, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0)
+        let first = try front.startServer(["--no-push"], now: "@1800000000")
+        let second = try front.startServer(["--no-push"], now: "@1800000010")
+        defer { front.stop() }
+        func pass(_ now: String) throws -> [String: Any] {
+            let result = try JobProcess.run(["--store", front.store, "--now", now, "--json", "send-wakeups"], environment: front.environment)
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            return try result.jsonObject()["counts"] as? [String: Any] ?? [:]
+        }
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(first)").status == 202)
+        #expect(try pass("@1800000001")["delivered"] as? Int == 1)
+        // 9 s after that push: accepted and observed (the time is stored before the debounce) ...
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(second)").status == 202)
+        #expect(try cli(front, ["--json", "relay", "show"]).jsonObject()["devices_awaiting_push"] as? Int == 1)
+        // ... but not another push inside the 30 s window; one push once it has passed.
+        #expect(try pass("@1800000020")["pushes"] as? Int == 0)
+        #expect(try pass("@1800000032")["delivered"] as? Int == 1)
+        #expect(try apns.received().count == 2)
+    }
+
     @Test func answerCodesForRoutesMethodsMediaTypesMalformedJsonAndOversizedBodies() throws {
         try #require(RelayFront.isNginxInstalled, "Debian's nginx package is required")
         let front = RelayFront(chain: nil)

@@ -142,13 +142,16 @@ struct FrontDoorStore {
         case notProvisioned
         case expired
         case revoked
+        /// Over the Device ID's trigger rate limit; retry after this many seconds.
+        case rateLimited(retryAfter: Int)
     }
 
-    /// The gate and the observation in one transaction: the time is stored only when the Device ID has live tokens
-    /// and an active entitlement, and never moves backwards.
-    func trigger(deviceID: String, now: Int64) throws -> TriggerOutcome {
+    /// The rate limit, the gate and the observation in one transaction (one commit per trigger): the time is stored
+    /// only when the Device ID is within its limit, has live tokens and an active entitlement, and never moves backwards.
+    func trigger(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
         let dIndex = registry.deviceIndex(deviceID)
         return try database.write { db in
+            if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
             guard let row = try db.queryOne("SELECT id, last_push_at FROM relay_devices WHERE device_index = ?", [dIndex]) else { return .notProvisioned }
             let device: Int64 = try row.get(0)
             let lastPush: Int64? = try row.get(1)
@@ -193,28 +196,31 @@ struct FrontDoorStore {
     /// Counts one request of `route` for `deviceID` in its fixed one-minute window; nil when allowed, else the
     /// seconds until the window ends (for `Retry-After`). Windows older than two minutes are pruned as it goes.
     func rateLimit(route: String, deviceID: String, limit: Int, now: Int64) throws -> Int? {
+        try database.write { db in try countRequest(db, route: route, deviceID: deviceID, limit: limit, now: now) }
+    }
+
+    /// `rateLimit` inside `db`'s open write transaction.
+    func countRequest(_ db: Database, route: String, deviceID: String, limit: Int, now: Int64) throws -> Int? {
         let bucket = registry.deviceIndex(deviceID)
         let window: Int64 = 60_000
-        return try database.write { db in
-            let row = try db.queryOne("SELECT window_start_at, count FROM relay_rate_limits WHERE bucket = ? AND route = ?", [bucket, route])
-            var start = now
-            var count = 1
-            if let row {
-                let existingStart: Int64 = try row.get(0)
-                let existingCount: Int = try row.get(1)
-                if now >= existingStart && now - existingStart < window {
-                    start = existingStart
-                    count = existingCount + 1
-                }
+        let row = try db.queryOne("SELECT window_start_at, count FROM relay_rate_limits WHERE bucket = ? AND route = ?", [bucket, route])
+        var start = now
+        var count = 1
+        if let row {
+            let existingStart: Int64 = try row.get(0)
+            let existingCount: Int = try row.get(1)
+            if now >= existingStart && now - existingStart < window {
+                start = existingStart
+                count = existingCount + 1
             }
-            try db.execute("""
-                INSERT INTO relay_rate_limits (bucket, route, window_start_at, count) VALUES (?, ?, ?, ?)
-                ON CONFLICT (bucket, route) DO UPDATE SET window_start_at = excluded.window_start_at, count = excluded.count
-                """, [bucket, route, start, count])
-            try db.execute("DELETE FROM relay_rate_limits WHERE rowid IN (SELECT rowid FROM relay_rate_limits WHERE window_start_at < ? LIMIT 100)",
-                           [now - 2 * window])
-            guard count > limit else { return nil }
-            return Int(max(1, (start + window - now + 999) / 1000))
         }
+        try db.execute("""
+            INSERT INTO relay_rate_limits (bucket, route, window_start_at, count) VALUES (?, ?, ?, ?)
+            ON CONFLICT (bucket, route) DO UPDATE SET window_start_at = excluded.window_start_at, count = excluded.count
+            """, [bucket, route, start, count])
+        try db.execute("DELETE FROM relay_rate_limits WHERE rowid IN (SELECT rowid FROM relay_rate_limits WHERE window_start_at < ? LIMIT 100)",
+                       [now - 2 * window])
+        guard count > limit else { return nil }
+        return Int(max(1, (start + window - now + 999) / 1000))
     }
 }

@@ -109,8 +109,8 @@ struct RelayAPI: Sendable {
     }
 
     private func trigger(deviceID: String, store: FrontDoorStore, now: Int64) throws -> HTTPServerResponse {
-        if let seconds = try store.rateLimit(route: "trigger", deviceID: deviceID, limit: Self.triggerLimit, now: now) { return Self.rateLimited(seconds) }
-        switch try store.trigger(deviceID: deviceID, now: now) {
+        switch try store.trigger(deviceID: deviceID, limit: Self.triggerLimit, now: now) {
+        case .rateLimited(let seconds): return Self.rateLimited(seconds)
         case .accepted(let tokens, let due):
             pushDue(due)
             return .json(202, JSON.object([("status", .string("accepted")), ("devices_notified", .int(Int64(tokens)))]).rendered())
