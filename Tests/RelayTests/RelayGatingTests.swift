@@ -187,6 +187,53 @@ import TestSupport
     }
 }
 
+extension RelayGatingTests {
+    /// Started the way serve-relay.socket starts it: systemd's own `systemd-socket-activate` binds the socket and
+    /// passes it (`LISTEN_FDS`, `LISTEN_PID`); serve-relay answers on it without --listen.
+    @Test func serveRelayAnswersOnTheSocketSystemdPasses() throws {
+        let activate = "/usr/bin/systemd-socket-activate"
+        try #require(FileManager.default.isExecutableFile(atPath: activate), "systemd's systemd-socket-activate is required")
+        let front = RelayFront(chain: nil)
+        let port = unusedPort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: activate)
+        // systemd-socket-activate passes only the variables given with -E.
+        process.arguments = ["-l", "127.0.0.1:\(port)"] + front.environment.flatMap { ["-E", "\($0.key)=\($0.value)"] }
+            + ["--", JobProcess.executablePath, "--store", front.store, "serve-relay", "--no-push"]
+        process.environment = front.environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        var health: Int?
+        let deadline = Date().addingTimeInterval(15)
+        while health != 200 && Date() < deadline {
+            health = try? front.send("GET", "/api/v1/health", base: "http://127.0.0.1:\(port)").status
+            if health != 200 { usleep(50_000) }
+        }
+        #expect(health == 200)
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(port)").status == 403)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func idleClientsHoldingEveryConnectionSlotAreCutSoTheNextClientIsServed() throws {
+        let front = RelayFront(chain: nil)
+        let port = try front.startServer(["--no-push", "--max-connections", "8", "--threads", "2", "--idle-timeout", "2"])
+        defer { front.stop() }
+        // Eight clients take every slot and send nothing; the ninth waits in the backlog, not refused.
+        var held: [RawConnection] = []
+        for _ in 0..<8 { held.append(try RawConnection(port: port)) }
+        usleep(200_000)
+        let started = Date()
+        let health = try front.send("GET", "/api/v1/health", base: "http://127.0.0.1:\(port)")
+        #expect(health.status == 200 && Date().timeIntervalSince(started) < 10, "served once the idle timeout freed a slot")
+        #expect(held.allSatisfy { $0.isClosed(waiting: 5) })
+    }
+}
+
 /// A raw loopback TCP connection for requests no HTTP client would send (half headers, trickled bodies).
 final class RawConnection {
     let fd: Int32
