@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +16,7 @@ public final class HTTPServer: @unchecked Sendable {
     let handler: Handler
     // Set once in init, cleared once in stop (under `lock`).
     private var daemon: OpaquePointer?
-    private var lock = pthread_mutex_t()
+    private let lock = NSLock()
 
     public struct StartFailure: Error, Sendable {}
 
@@ -23,7 +24,6 @@ public final class HTTPServer: @unchecked Sendable {
     public init(socket: ListeningSocket, limits: HTTPServerLimits, handler: @escaping Handler) throws {
         self.limits = limits
         self.handler = handler
-        pthread_mutex_init(&lock, nil)
         let me = Unmanaged.passUnretained(self).toOpaque()
         daemon = mhd_shim_start(
             socket.descriptor, UInt32(max(1, limits.threads)), UInt32(max(1, limits.maxConnections)),
@@ -46,10 +46,11 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops accepting, closes every connection and the listening socket; returns once no handler runs.
     public func stop() {
-        pthread_mutex_lock(&lock)
-        let running = daemon
-        daemon = nil
-        pthread_mutex_unlock(&lock)
+        let running: OpaquePointer? = lock.withLock {
+            let running = daemon
+            daemon = nil
+            return running
+        }
         if let running {
             let fd = MHD_quiesce_daemon(running)
             MHD_stop_daemon(running)

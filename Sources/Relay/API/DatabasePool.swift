@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 import Runner
 import Store
 
@@ -10,27 +8,22 @@ final class DatabasePool: @unchecked Sendable {
     let path: String
     let keep: Int
     private var idle: [Database] = []
-    private var lock = pthread_mutex_t()
+    private let lock = NSLock()
 
     init(path: String, keep: Int = 16) {
         self.path = path
         self.keep = keep
-        pthread_mutex_init(&lock, nil)
     }
 
     /// Runs `body` with a connection of its own.
     func with<T>(_ body: (Database) throws -> T) throws -> T {
-        pthread_mutex_lock(&lock)
-        let reused = idle.popLast()
-        pthread_mutex_unlock(&lock)
+        let reused = lock.withLock { idle.popLast() }
         let database: Database
         if let reused { database = reused } else {
             do { database = try Database(path: path) } catch { throw StoreFailure.jobError(for: error) }
         }
         defer {
-            pthread_mutex_lock(&lock)
-            if idle.count < keep { idle.append(database) }
-            pthread_mutex_unlock(&lock)
+            lock.withLock { if idle.count < keep { idle.append(database) } }
         }
         return try body(database)
     }
