@@ -147,5 +147,12 @@ import TestSupport
         #expect(badEnvironment.exitCode == 78)
         let noSocket = try JobProcess.run(store + ["serve-relay"], environment: full)
         #expect(noSocket.exitCode == 64 && noSocket.stderr.contains("--listen"))
+
+        // job doctor says the same before anything is started, and which root is trusted.
+        let doctor = try JobProcess.run(store + ["doctor"], environment: full)
+        #expect(doctor.exitCode == 0 && doctor.stdout.contains("ok    storekit-config: bundle id set, 1 product id, environments Production; trusts the built-in Apple Root CA - G3"),
+                "\(doctor.stdout)")
+        let badDoctor = try JobProcess.run(store + ["doctor"], environment: full.merging(["STOREKIT_ROOT_CA_FILE": home.file("missing.pem")]) { $1 })
+        #expect(badDoctor.exitCode == 78 && badDoctor.stdout.contains("FAIL  storekit-config: STOREKIT_ROOT_CA_FILE cannot be read"), "\(badDoctor.stdout)")
     }
 }
