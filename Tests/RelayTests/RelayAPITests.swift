@@ -57,6 +57,14 @@ import TestSupport
         // Privacy: nothing identifying in anything serve-relay wrote.
         let output = front.serverOutput
         for canary in [device, token, Fixture.token(42), jws, "2000000123456789"] { #expect(!output.contains(canary)) }
+        // The store keeps the limited verification record only: no JWS (nor any part of it), no plain transaction id,
+        // Device ID or token in the database or its WAL.
+        var stored = Data()
+        for suffix in ["", "-wal"] { stored.append((try? Data(contentsOf: URL(fileURLWithPath: front.store + suffix))) ?? Data()) }
+        #expect(stored.count > 0)
+        for part in jws.split(separator: ".").map(String.init) + [device, device.replacingOccurrences(of: "-", with: ""), token, "2000000123456789"] {
+            #expect(stored.range(of: Data(part.utf8)) == nil, "the store holds \(part.prefix(12))…")
+        }
     }
 
     @Test func forgedOrForeignSignedTransactionsAreRefusedWithTheirCodesAndStoreNothing() throws {
