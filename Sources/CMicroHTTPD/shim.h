@@ -9,12 +9,13 @@
 #include <microhttpd.h>
 
 /// MHD_start_daemon is variadic (Swift cannot call it): the daemon the HTTPServer module runs, over an
-/// already listening socket, with an epoll thread pool and every limit set explicitly.
+/// already listening socket, with an epoll thread pool for I/O, suspend/resume (handlers run on the caller's own
+/// workers) and every limit set explicitly.
 static inline struct MHD_Daemon *mhd_shim_start(int listen_fd, unsigned int threads, unsigned int connection_limit,
                                                 unsigned int per_ip_limit, unsigned int timeout_seconds, size_t memory_limit,
                                                 MHD_AccessHandlerCallback handler, void *handler_cls,
                                                 MHD_RequestCompletedCallback completed, void *completed_cls) {
-    return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD, 0, NULL, NULL, handler, handler_cls,
+    return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket) listen_fd,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,

@@ -4,19 +4,25 @@ import Foundation
 import Glibc
 #endif
 
-/// An HTTP/1.1 server on GNU libmicrohttpd: an epoll thread pool answering requests through one handler.
+/// An HTTP/1.1 server on GNU libmicrohttpd: an epoll thread pool does all the I/O, and a fixed pool of worker
+/// threads runs the handler on complete requests only.
 ///
-/// The handler is called on the pool's threads, several at once: it must keep no state of its own between
-/// requests (open what it needs per request). Bodies are collected up to `limits.maxBodyBytes` before the
-/// handler sees them; larger ones get 413 and the connection is closed. Keep-alive is libmicrohttpd's.
+/// A request is read (headers, then the body up to `limits.maxBodyBytes`) by the I/O threads without ever
+/// blocking; once complete, its connection is suspended and the request handed to a worker; the worker's answer
+/// resumes the connection and is sent. So a slow or idle client holds a connection slot (until its deadlines cut
+/// it), never a worker, and a handler that blocks (on the store) holds one worker, never the I/O of other
+/// connections. The handler is called on several workers at once: it must keep no state of its own between
+/// requests. Larger bodies get 413 and the connection is closed. Keep-alive is libmicrohttpd's.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
 
     public let limits: HTTPServerLimits
     let handler: Handler
+    private let lock = NSLock()
     // Set once in init, cleared once in stop (under `lock`).
     private var daemon: OpaquePointer?
-    private let lock = NSLock()
+    private let work = WorkQueue()
+    private var workers: [Thread] = []
 
     public struct StartFailure: Error, Sendable {}
 
@@ -25,8 +31,9 @@ public final class HTTPServer: @unchecked Sendable {
         self.limits = limits
         self.handler = handler
         let me = Unmanaged.passUnretained(self).toOpaque()
+        let ioThreads = UInt32(max(1, min(4, (limits.threads + 1) / 2)))
         daemon = mhd_shim_start(
-            socket.descriptor, UInt32(max(1, limits.threads)), UInt32(max(1, limits.maxConnections)),
+            socket.descriptor, ioThreads, UInt32(max(1, limits.maxConnections)),
             UInt32(max(0, limits.maxConnectionsPerAddress)), UInt32(max(1, limits.idleTimeoutSeconds)), max(4096, limits.maxHeaderBytes),
             { cls, connection, url, method, _, uploadData, uploadDataSize, state in
                 guard let cls, let connection, let uploadDataSize, let state else { return .NO }
@@ -42,33 +49,50 @@ public final class HTTPServer: @unchecked Sendable {
             close(socket.descriptor)
             throw StartFailure()
         }
+        for index in 0..<max(1, limits.threads) {
+            let thread = Thread { [work, handler] in
+                while let item = work.next() {
+                    let response = handler(item.pending.request())
+                    item.pending.answer(response)
+                    MHD_resume_connection(item.connection.pointer)
+                }
+            }
+            thread.name = "http-worker-\(index)"
+            workers.append(thread)
+            thread.start()
+        }
     }
 
-    /// Stops accepting, closes every connection and the listening socket; returns once no handler runs.
+    /// Stops accepting, lets the workers answer what they hold, closes every connection and the listening socket.
     public func stop() {
         let running: OpaquePointer? = lock.withLock {
             let running = daemon
             daemon = nil
             return running
         }
-        if let running {
-            let fd = MHD_quiesce_daemon(running)
-            MHD_stop_daemon(running)
-            if fd >= 0 { close(fd) }
-        }
+        guard let running else { return }
+        let fd = MHD_quiesce_daemon(running)
+        work.drain(timeout: 10)
+        MHD_stop_daemon(running)
+        if fd >= 0 { close(fd) }
+        work.finish()
     }
 
     deinit { stop() }
 
-    /// One request being received on a connection (touched only by the pool thread serving that connection).
-    final class PendingRequest {
+    /// One request being received on a connection. Read and written by the I/O thread serving that connection,
+    /// except `response`, which a worker sets before resuming the connection (under `lock`).
+    final class PendingRequest: @unchecked Sendable {
         let method: String
         let path: String
         let headers: [String: String]
         let deadline: timespec
         var body: [UInt8] = []
         var tooLarge = false
-        var answered = false
+        var queued = false
+        var dispatched = false
+        private let lock = NSLock()
+        private var response: HTTPServerResponse?
 
         init(method: String, path: String, headers: [String: String], deadline: timespec) {
             self.method = method
@@ -76,6 +100,14 @@ public final class HTTPServer: @unchecked Sendable {
             self.headers = headers
             self.deadline = deadline
         }
+
+        func request() -> HTTPServerRequest {
+            let bare = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? path
+            return HTTPServerRequest(method: method, path: bare, headers: headers, body: body)
+        }
+
+        func answer(_ response: HTTPServerResponse) { lock.withLock { self.response = response } }
+        var answered: HTTPServerResponse? { lock.withLock { response } }
     }
 
     private func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, upload: UnsafePointer<CChar>?,
@@ -90,13 +122,13 @@ public final class HTTPServer: @unchecked Sendable {
                                          headers: headers, deadline: now)
             state.pointee = Unmanaged.passRetained(pending).toOpaque()
             if let length = headers["content-length"], let announced = Int(length), announced > limits.maxBodyBytes {
-                pending.answered = true
+                pending.queued = true
                 return queue(Self.tooLarge, on: connection)
             }
             return .YES
         }
         let pending = Unmanaged<PendingRequest>.fromOpaque(pointer).takeUnretainedValue()
-        if pending.answered {
+        if pending.queued {
             uploadSize.pointee = 0
             return .YES
         }
@@ -117,15 +149,30 @@ public final class HTTPServer: @unchecked Sendable {
             uploadSize.pointee = 0
             return .YES
         }
-        pending.answered = true
-        if pending.tooLarge { return queue(Self.tooLarge, on: connection) }
-        let path = pending.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? pending.path
-        let response = handler(HTTPServerRequest(method: pending.method, path: path, headers: pending.headers, body: pending.body))
-        return queue(response, on: connection)
+        if pending.tooLarge {
+            pending.queued = true
+            return queue(Self.tooLarge, on: connection)
+        }
+        if let response = pending.answered {
+            pending.queued = true
+            return queue(response, on: connection)
+        }
+        guard !pending.dispatched else { return .YES }
+        // Complete: a worker answers it while the connection waits, suspended.
+        pending.dispatched = true
+        MHD_suspend_connection(connection)
+        guard work.add(WorkItem(pending: pending, connection: ConnectionPointer(pointer: connection))) else {
+            MHD_resume_connection(connection)
+            pending.answer(Self.unavailable)
+            return .YES
+        }
+        return .YES
     }
 
     static let tooLarge = HTTPServerResponse(status: 413, headers: [("Content-Type", "application/json"), ("Connection", "close")],
                                              body: Array("{\"error\":\"body-too-large\"}".utf8))
+    static let unavailable = HTTPServerResponse(status: 503, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                                                body: Array("{\"error\":\"shutting-down\"}".utf8))
 
     private func queue(_ answer: HTTPServerResponse, on connection: OpaquePointer) -> MHD_Result {
         var body = answer.body
@@ -151,5 +198,69 @@ public final class HTTPServer: @unchecked Sendable {
             }, Unmanaged.passUnretained(collected).toOpaque())
         }
         return collected.headers
+    }
+}
+
+/// A suspended connection handed to a worker; only `MHD_resume_connection` touches it off the I/O thread.
+struct ConnectionPointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// A complete request waiting for a worker.
+struct WorkItem: Sendable {
+    let pending: HTTPServer.PendingRequest
+    let connection: ConnectionPointer
+}
+
+/// The workers' queue: FIFO, with a drain for shutdown.
+final class WorkQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [WorkItem] = []
+    private var head = 0
+    private var busy = 0
+    private var finished = false
+
+    /// Queues `item`; false once the queue is finished.
+    func add(_ item: WorkItem) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !finished else { return false }
+        items.append(item)
+        condition.signal()
+        return true
+    }
+
+    /// The next item (blocking), or nil once finished. Marks the caller busy until its next call.
+    func next() -> WorkItem? {
+        condition.lock()
+        defer { condition.unlock() }
+        busy = max(0, busy - 1)
+        condition.broadcast()
+        while head == items.count && !finished { condition.wait() }
+        guard head < items.count else { return nil }
+        let item = items[head]
+        head += 1
+        if head > 1024 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        busy += 1
+        return item
+    }
+
+    /// Waits until every queued item was answered (at most `timeout` seconds).
+    func drain(timeout: TimeInterval) {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        while (head < items.count || busy > 0) && condition.wait(until: deadline) {}
+        condition.unlock()
+    }
+
+    /// Ends the workers' loops.
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        condition.unlock()
     }
 }
