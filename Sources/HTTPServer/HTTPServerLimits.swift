@@ -16,7 +16,7 @@ public struct HTTPServerLimits: Sendable, Equatable {
     public var idleTimeoutSeconds: Int
     /// A request whose body is not complete this long after its headers is cut.
     public var requestTimeoutSeconds: Int
-    /// Worker threads of the epoll pool.
+    /// Worker threads that run the handler on complete requests (the epoll I/O threads are half as many, 1 to 4).
     public var threads: Int
 
     public init(maxBodyBytes: Int = 16 << 10, maxHeaderBytes: Int = 32 << 10, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 0,
