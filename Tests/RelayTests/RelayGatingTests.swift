@@ -155,6 +155,13 @@ import TestSupport
         var statusCodes: [Int] = []
         for _ in 0..<13 { statusCodes.append(try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": "x.y.z"], base: "http://127.0.0.1:\(a)").status) }
         #expect(statusCodes.prefix(12).allSatisfy { $0 == 400 } && statusCodes.last == 429, "\(statusCodes)")
+        // Each process logs only counts of what it answered when it stops.
+        let results = front.stop()
+        let logs = results.map(\.stderr).joined(separator: "\n")
+        // a answered 5 triggers, 1 refused trigger, 12 refused and 1 limited status; b 5 triggers and 1 limited trigger.
+        #expect(logs.contains("event=relay-api.stopped answered_ok=5 refused=13 rate_limited=1 failed=0"), "\(logs)")
+        #expect(logs.contains("event=relay-api.stopped answered_ok=5 refused=0 rate_limited=1 failed=0"), "\(logs)")
+        #expect(!logs.contains(device))
     }
 
     @Test func slowAndIdleClientsAreCutAndCannotHoldTheServer() throws {

@@ -70,7 +70,14 @@ struct ServeRelayCommand: Command {
         sigaddset(&stopSignals, SIGINT)
         sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
         let server: HTTPServer
-        do { server = try HTTPServer(socket: socket, limits: limits, handler: { api.handle($0) }) } catch {
+        let tally = AnswerTally()
+        do {
+            server = try HTTPServer(socket: socket, limits: limits, handler: { request in
+                let response = api.handle(request)
+                tally.record(response.status)
+                return response
+            })
+        } catch {
             throw JobError.unavailable("http-server", "the HTTP server could not start on the socket")
         }
         if context.arguments.value("--listen") != nil {
@@ -82,7 +89,9 @@ struct ServeRelayCommand: Command {
         while shim_termination_signal() == 0 { usleep(100_000) }
         server.stop()
         kicker.stop()
-        context.logger.info("relay-api.stopped")
+        let answered = tally.summary
+        context.logger.info("relay-api.stopped", ["answered_ok": .int(answered.ok), "refused": .int(answered.refused),
+                                                  "rate_limited": .int(answered.rateLimited), "failed": .int(answered.failed)])
     }
 
     /// Runs one `send-wakeups` pass of this same executable over the same store, clock and environment, and waits for it.
