@@ -3,16 +3,19 @@ import Runner
 
 /// Starts a `send-wakeups` pass as soon as a trigger makes a push due, instead of waiting for the next
 /// minute's timer. Requests arriving during a pass are coalesced into one more pass after it; a push due later
-/// (the 30 s debounce window) is started when its window ends. The pass's own lease keeps it single across
-/// every `serve-relay` process and the timer.
+/// (the 30 s debounce window) gets a pass when its window ends, whatever passes ran before. The pass's own
+/// lease keeps it single across every `serve-relay` process and the timer.
 final class WakeupKicker: @unchecked Sendable {
     private let launch: @Sendable () -> Void
     private let clock: Clock
     private let condition = NSCondition()
-    /// Earliest wanted pass, on the monotonic clock (seconds).
-    private var wanted: TimeInterval?
+    /// Wanted passes, on the monotonic clock (seconds); deferred ones rounded up to 100 ms so a burst shares one entry. A pass
+    /// started at T covers every entry due by T; later ones stay (a push deferred by the debounce window).
+    private var wanted = Set<TimeInterval>()
     private var stopped = false
     private var thread: Thread?
+    /// More distinct deadlines than this collapse into the earliest (the minute timer remains the backstop).
+    static let maxPending = 4096
 
     init(clock: Clock, launch: @escaping @Sendable () -> Void) {
         self.clock = clock
@@ -22,9 +25,10 @@ final class WakeupKicker: @unchecked Sendable {
     /// A push becomes due at `dueAt` (Unix ms on the injected clock).
     func request(dueAt: Int64) {
         let delay = max(0, Double(dueAt - clock.now().unixMilliseconds) / 1000)
-        let at = ProcessInfo.processInfo.systemUptime + delay
+        let now = ProcessInfo.processInfo.systemUptime
+        let at = delay == 0 ? now : ((now + delay) * 10).rounded(.up) / 10
         condition.lock()
-        if wanted == nil || at < wanted! { wanted = at }
+        if wanted.count < Self.maxPending || at <= (wanted.min() ?? at) { wanted.insert(at) }
         condition.signal()
         condition.unlock()
     }
@@ -47,7 +51,7 @@ final class WakeupKicker: @unchecked Sendable {
     private func loop() {
         condition.lock()
         while !stopped {
-            guard let at = wanted else {
+            guard let at = wanted.min() else {
                 condition.wait()
                 continue
             }
@@ -56,7 +60,7 @@ final class WakeupKicker: @unchecked Sendable {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: at - now))
                 continue
             }
-            wanted = nil
+            wanted = wanted.filter { $0 > now }
             condition.unlock()
             launch()
             condition.lock()
