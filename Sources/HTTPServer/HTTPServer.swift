@@ -72,10 +72,13 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let running else { return }
         let fd = MHD_quiesce_daemon(running)
-        work.drain(timeout: 10)
-        MHD_stop_daemon(running)
         if fd >= 0 { close(fd) }
+        // A worker still inside the handler after the drain holds a suspended connection: freeing the daemon
+        // under it would be a use after free, so the daemon is then left to the process's exit.
+        // No new work from here on (a request completing now is answered 503 by its I/O thread); what is queued
+        // or running is answered first.
         work.finish()
+        if work.drain(timeout: 10) { MHD_stop_daemon(running) }
     }
 
     deinit { stop() }
@@ -212,7 +215,7 @@ struct WorkItem: Sendable {
     let connection: ConnectionPointer
 }
 
-/// The workers' queue: FIFO, with a drain for shutdown.
+/// The workers' queue: FIFO; at shutdown it refuses new items, and `drain` waits for the queued ones.
 final class WorkQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var items: [WorkItem] = []
@@ -230,14 +233,14 @@ final class WorkQueue: @unchecked Sendable {
         return true
     }
 
-    /// The next item (blocking), or nil once finished. Marks the caller busy until its next call.
+    /// The next item (blocking), or nil once finished and empty. Marks the caller busy until its next call.
     func next() -> WorkItem? {
         condition.lock()
         defer { condition.unlock() }
         busy = max(0, busy - 1)
         condition.broadcast()
         while head == items.count && !finished { condition.wait() }
-        guard head < items.count else { return nil }
+        guard head < items.count else { return nil }  // finished and empty
         let item = items[head]
         head += 1
         if head > 1024 && head * 2 > items.count {
@@ -248,15 +251,16 @@ final class WorkQueue: @unchecked Sendable {
         return item
     }
 
-    /// Waits until every queued item was answered (at most `timeout` seconds).
-    func drain(timeout: TimeInterval) {
+    /// Waits until every queued item was answered (at most `timeout` seconds); false when some were not.
+    func drain(timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
+        defer { condition.unlock() }
         while (head < items.count || busy > 0) && condition.wait(until: deadline) {}
-        condition.unlock()
+        return head == items.count && busy == 0
     }
 
-    /// Ends the workers' loops.
+    /// Refuses new items; the workers end once the queued ones are answered.
     func finish() {
         condition.lock()
         finished = true

@@ -75,6 +75,23 @@ import Testing
         #expect(throws: HTTPError.self) { try client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/")) }
     }
 
+    @Test func stoppingAnswersTheRequestAWorkerHoldsBeforeClosing() throws {
+        let (server, port) = try start { _ in
+            usleep(800_000)
+            return HTTPServerResponse(status: 200, body: Array("done".utf8))
+        }
+        let answers = LockedArray()
+        let thread = Thread { [client] in
+            answers.append((try? client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/")))?.status ?? 0)
+        }
+        thread.start()
+        usleep(300_000)
+        server.stop()
+        let deadline = Date().addingTimeInterval(10)
+        while answers.count == 0 && Date() < deadline { usleep(10_000) }
+        #expect(answers.values == [200], "the request in the handler was answered, not cut, by stop()")
+    }
+
     @Test func aBoundPortCannotBeBoundTwiceAndBadAddressesAreRefused() throws {
         let first = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
         defer { close(first.descriptor) }
