@@ -40,11 +40,14 @@ public final class HTTPServer: @unchecked Sendable {
                 return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
                     .access(connection, url: url, method: method, upload: uploadData, uploadSize: uploadDataSize, state: state)
             }, me,
-            { _, _, state, _ in
+            { cls, _, state, _ in
                 guard let state, let pointer = state.pointee else { return }
-                Unmanaged<PendingRequest>.fromOpaque(pointer).release()
+                let pending = Unmanaged<PendingRequest>.fromOpaque(pointer)
+                // A request a worker answered is over once its response was sent (or its connection closed).
+                if pending.takeUnretainedValue().dispatched, let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().work.completed() }
+                pending.release()
                 state.pointee = nil
-            }, nil)
+            }, me)
         if daemon == nil {
             close(socket.descriptor)
             throw StartFailure()
@@ -162,13 +165,13 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard !pending.dispatched else { return .YES }
         // Complete: a worker answers it while the connection waits, suspended.
-        pending.dispatched = true
         MHD_suspend_connection(connection)
         guard work.add(WorkItem(pending: pending, connection: ConnectionPointer(pointer: connection))) else {
             MHD_resume_connection(connection)
             pending.answer(Self.unavailable)
             return .YES
         }
+        pending.dispatched = true
         return .YES
     }
 
@@ -221,6 +224,8 @@ final class WorkQueue: @unchecked Sendable {
     private var items: [WorkItem] = []
     private var head = 0
     private var busy = 0
+    /// Requests handed to a worker whose response was not yet sent.
+    private var inFlight = 0
     private var finished = false
 
     /// Queues `item`; false once the queue is finished.
@@ -229,6 +234,7 @@ final class WorkQueue: @unchecked Sendable {
         defer { condition.unlock() }
         guard !finished else { return false }
         items.append(item)
+        inFlight += 1
         condition.signal()
         return true
     }
@@ -251,13 +257,22 @@ final class WorkQueue: @unchecked Sendable {
         return item
     }
 
-    /// Waits until every queued item was answered (at most `timeout` seconds); false when some were not.
+    /// A queued request's response was sent (libmicrohttpd's completion callback).
+    func completed() {
+        condition.lock()
+        inFlight = max(0, inFlight - 1)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until every queued request was answered and its response sent (at most `timeout` seconds); false when
+    /// some were not.
     func drain(timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
-        while (head < items.count || busy > 0) && condition.wait(until: deadline) {}
-        return head == items.count && busy == 0
+        while (head < items.count || busy > 0 || inFlight > 0) && condition.wait(until: deadline) {}
+        return head == items.count && busy == 0 && inFlight == 0
     }
 
     /// Refuses new items; the workers end once the queued ones are answered.

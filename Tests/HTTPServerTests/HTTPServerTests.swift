@@ -76,7 +76,9 @@ import Testing
     }
 
     @Test func stoppingAnswersTheRequestAWorkerHoldsBeforeClosing() throws {
+        let entered = LockedArray()
         let (server, port) = try start { _ in
+            entered.append(1)
             usleep(800_000)
             return HTTPServerResponse(status: 200, body: Array("done".utf8))
         }
@@ -85,7 +87,9 @@ import Testing
             answers.append((try? client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/")))?.status ?? 0)
         }
         thread.start()
-        usleep(300_000)
+        let entryDeadline = Date().addingTimeInterval(10)
+        while entered.count == 0 && Date() < entryDeadline { usleep(5_000) }
+        try #require(entered.count == 1, "the request reached the handler")
         server.stop()
         let deadline = Date().addingTimeInterval(10)
         while answers.count == 0 && Date() < deadline { usleep(10_000) }
