@@ -5,7 +5,7 @@ import PackageDescription
 ///
 /// Dependencies are the Debian system libraries only (no outside SwiftPM package can be fetched):
 /// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev, zlib1g-dev, libngtcp2-dev,
-/// libngtcp2-crypto-gnutls-dev, libgnutls28-dev.
+/// libngtcp2-crypto-gnutls-dev, libgnutls28-dev, libmicrohttpd-dev.
 let package = Package(
     name: "BackgroundJobs",
     products: [
@@ -21,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CNgtcp2", pkgConfig: "libngtcp2_crypto_gnutls", providers: [.apt(["libngtcp2-dev", "libngtcp2-crypto-gnutls-dev"])]),
         .systemLibrary(name: "CGnuTLS", pkgConfig: "gnutls", providers: [.apt(["libgnutls28-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // C wrappers for what Swift cannot call: variadic and macro APIs.
         .target(name: "CShims", dependencies: ["COpenSSL", "CCurl", "CSecp256k1", "CSQLite"]),
 
@@ -33,12 +34,13 @@ let package = Package(
         .target(name: "Store", dependencies: ["CSQLite", "CShims"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
 
         // One module per seed.
         .target(name: "Grants", dependencies: ["Runner", "Cryptography", "QUIC", "COpenSSL", "CShims"]),
         .target(name: "TokenPool", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
-        .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
+        .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "COpenSSL", "CShims"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 
         // Fault-proof harness: kill loops with independent models, contention, fuzzing (job-bench and tests).
@@ -47,18 +49,19 @@ let package = Package(
         // The executables.
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
         .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Grants", "TokenPool", "Relay", "MeshMedia"]),
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "Runner", "Store", "Grants", "TokenPool", "Relay", "MeshMedia", "Chaos"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "Runner", "Store", "HTTPClient", "Grants", "TokenPool", "Relay", "MeshMedia", "Chaos"]),
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "QUIC", "CQUIC", "Cryptography", "TestSupport", "job"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"], exclude: ["Peers"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Relay", "Grants", "TokenPool"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),

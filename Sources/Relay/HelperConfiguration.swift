@@ -12,6 +12,7 @@ import Runner
 struct HelperConfiguration {
     static let environmentKeys: [(name: String, help: String)] = [
         ("RELAY_URL", "the relay's base URL (required, no default)"),
+        ("RELAY_CA_FILE", "extra CA bundle (PEM) for a relay with a private certificate (staging, tests)"),
         ("SYNCTHING_API_KEY", "Syncthing REST API key (default: from config.xml)"),
         ("SYNCTHING_API_URL", "Syncthing REST base URL (default: from config.xml)"),
         ("SYNCTHING_CONFIG", "path of Syncthing's config.xml when not in a standard location"),

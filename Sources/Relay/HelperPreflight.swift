@@ -56,7 +56,7 @@ enum HelperPreflight {
         },
         DoctorCheck(name: "relay-health") { session in
             guard let url = session.helper.relayURL else { return .skip("no usable RELAY_URL") }
-            return RelayClient(baseURL: url).isHealthy()
+            return RelayClient(baseURL: url, caFile: session.context.env("RELAY_CA_FILE")).isHealthy()
                 ? .pass("the relay answers {\"status\":\"ok\"}")
                 : .fail("the relay's /api/v1/health did not answer {\"status\":\"ok\"}", .unavailable)
         },
@@ -80,7 +80,7 @@ enum HelperPreflight {
         DoctorCheck(name: "trigger") { session in
             guard session.context.arguments.flag("--send-trigger") else { return .skip("not sent (use --send-trigger)") }
             guard let url = session.helper.relayURL, let myID = session.helper.myID else { return .skip("needs RELAY_URL and the Device ID") }
-            let (answer, status) = RelayClient(baseURL: url).trigger(deviceID: myID, now: session.context.now)
+            let (answer, status) = RelayClient(baseURL: url, caFile: session.context.env("RELAY_CA_FILE")).trigger(deviceID: myID, now: session.context.now)
             switch answer {
             case .sent: return .pass("the relay accepted the trigger (202)")
             case .subscriptionInactive: return .fail("the relay answered \(status ?? 0): no active subscription for this Device ID", .unavailable)

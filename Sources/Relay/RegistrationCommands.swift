@@ -9,7 +9,15 @@ struct RelayRegisterCommand: Command {
         .value("--device-id", "ID", "the homeserver's Syncthing Device ID"),
         .value("--apns-token", "HEX", "the iOS device's APNs token"),
         .value("--environment", "ENV", "production (default) or sandbox: which APNs endpoint the token belongs to"),
+        .value("--expires", "TIME", "operator-provisioned until TIME (RFC 3339 or @unix seconds); default: until unregistered"),
+        .value("--legacy-transaction-id", "N", "import a registration from before signed transactions, keyed by its numeric original transaction id"),
     ]
+    let discussion = """
+        The Device ID becomes operator-provisioned: its triggers are let through until it is unregistered or until
+        --expires. A Device ID that already holds a verified StoreKit subscription keeps it. With
+        --legacy-transaction-id the registration is a legacy one instead: older apps may refresh exactly it with the
+        numeric id until 2026-10-31.
+        """
 
     func run(_ context: JobContext) throws {
         let deviceID = try RelayIdentifiers.requireDeviceID(context.arguments)
@@ -18,12 +26,21 @@ struct RelayRegisterCommand: Command {
         guard let environment = APNsEnvironment(rawValue: environmentName) else {
             throw JobError.usage("--environment must be production or sandbox")
         }
-        let outcome = try Registry(context).register(deviceID: deviceID, token: token, environment: environment, now: context.nowMilliseconds)
+        let expires = try context.arguments.value("--expires").map { text -> Int64 in
+            guard let date = Clock.parse(text) else { throw JobError.usage("--expires needs RFC 3339 or @<unix seconds>") }
+            return date.unixMilliseconds
+        }
+        let legacy = context.arguments.value("--legacy-transaction-id")
+        if let legacy, !RelayAPI.isLegacyID(legacy) { throw JobError.usage("--legacy-transaction-id needs the numeric original transaction id") }
+        if legacy != nil && expires != nil { throw JobError.usage("--expires and --legacy-transaction-id cannot be combined") }
+        let (outcome, kind) = try FrontDoorStore(database: context.database, keyring: context.keyring())
+            .registerByOperator(deviceID: deviceID, token: token, environment: environment, expiresAt: expires, legacyTransactionID: legacy,
+                                now: context.nowMilliseconds)
         context.logger.info("relay.registered", ["outcome": .of(outcome), "environment": .of(environment)])
         if context.jsonOutput {
-            context.printJSON(["status": .string(outcome.rawValue), "environment": .string(environment.rawValue)])
+            context.printJSON(["status": .string(outcome.rawValue), "environment": .string(environment.rawValue), "entitlement": .string(kind.rawValue)])
         } else {
-            context.print(outcome == .created ? "registered (\(environment.rawValue))" : "registration refreshed (\(environment.rawValue))")
+            context.print(outcome == .created ? "registered (\(environment.rawValue), \(kind.rawValue))" : "registration refreshed (\(environment.rawValue), \(kind.rawValue))")
         }
     }
 }
@@ -79,11 +96,25 @@ struct RelayShowCommand: Command {
             ("devices", s.devices), ("tokens", s.tokens), ("production_tokens", s.production), ("sandbox_tokens", s.sandbox),
             ("devices_awaiting_push", s.devicesAwaitingPush), ("tokens_awaiting_retry", s.tokensAwaitingRetry),
             ("tokens_reported_invalid", s.tokensMarkedInvalid), ("tokens_last_delivered", s.tokensDelivered),
-        ]
+        ] + (try Self.entitlementCounts(context.database))
         if context.jsonOutput {
             context.printJSON(.object(fields.map { ($0.0, .number($0.1)) }))
         } else {
             for (name, value) in fields { context.print("\(name.replacingOccurrences(of: "_", with: " ")): \(value)") }
+        }
+    }
+
+    /// Devices by entitlement kind: operator-provisioned, verified StoreKit, legacy, and none.
+    static func entitlementCounts(_ database: Database) throws -> [(String, Int)] {
+        try database.read { db in
+            var counts: [(String, Int)] = []
+            for kind in ["operator", "storekit", "legacy"] {
+                counts.append(("\(kind)_devices", try db.scalar("SELECT count(*) FROM relay_entitlements WHERE kind = ?", [kind]) ?? 0))
+            }
+            counts.append(("devices_without_entitlement", try db.scalar("""
+                SELECT count(*) FROM relay_devices d WHERE NOT EXISTS (SELECT 1 FROM relay_entitlements e WHERE e.device_id = d.id)
+                """) ?? 0))
+            return counts
         }
     }
 }

@@ -37,9 +37,11 @@ struct RelayClient {
     let baseURL: String
     let http: HTTPClient
 
-    init(baseURL: String) {
+    /// `caFile` (`RELAY_CA_FILE`) adds a CA bundle for a relay with a private certificate; verification stays full.
+    init(baseURL: String, caFile: String? = nil) {
         self.baseURL = baseURL
-        http = HTTPClient(options: HTTPClient.Options(connectTimeout: 10, totalTimeout: 20, maxResponseBodyBytes: 64 << 10, httpVersion: .http2OrHTTP1_1))
+        http = HTTPClient(options: HTTPClient.Options(connectTimeout: 10, totalTimeout: 20, maxResponseBodyBytes: 64 << 10, httpVersion: .http2OrHTTP1_1,
+                                                      tls: TLSOptions(caFile: caFile)))
     }
 
     /// Sends one trigger for `deviceID` and classifies the answer (a transport failure is `.transient`).

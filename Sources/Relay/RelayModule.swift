@@ -5,12 +5,13 @@ import Runner
 ///
 /// The whole story lives in this folder: `RetriggerStaleJob` (homeserver side, over `SyncthingClient` and
 /// `RelayClient`), `SendWakeupsJob` and `CleanTokensJob` (relay side, over `Registry` and `APNsClient`),
-/// and `HelperPreflight` (the helper's preflight as `job doctor`'s `retrigger-stale` group).
+/// and `HelperPreflight` (the helper's preflight as `job doctor`'s `retrigger-stale` group). The relay's HTTP front door
+/// (`serve-relay`, `RelayAPI`, entitlements and rate limits) is in `API/`, offline StoreKit verification in `StoreKit/`.
 public enum RelayModule {
     public static let module = Module(
         name: "relay",
-        migrations: RelayMigrations.all,
+        migrations: RelayMigrations.all + RelayAPIMigrations.all,
         jobs: [RetriggerStaleJob(), SendWakeupsJob(), CleanTokensJob()],
-        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand()],
-        doctor: [HelperPreflight.group, APNsPreflight.group])
+        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(), ServeRelayCommand()],
+        doctor: [HelperPreflight.group, APNsPreflight.group, StoreKitPreflight.group])
 }

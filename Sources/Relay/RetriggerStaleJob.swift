@@ -66,7 +66,7 @@ struct RetriggerStaleJob: Job {
             return .completed(counts)
         }
 
-        let relay = RelayClient(baseURL: config.relayURL)
+        let relay = RelayClient(baseURL: config.relayURL, caFile: context.env("RELAY_CA_FILE"))
         var answer = RelayAnswer.transient
         var tries = 0
         while tries < Self.maxTries {

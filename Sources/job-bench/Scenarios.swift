@@ -12,6 +12,7 @@ let scenarios: [String: @Sendable (ArraySlice<String>) throws -> Void] = [
     "contention": ContentionBench.run,
     "sweep-grants": SweepGrantsBench.run,
     "link": LinkBench.run,
+    "relay-api": RelayAPIBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).

@@ -150,6 +150,31 @@ import TestSupport
         try s.job(main, ["doctor"])
         try s.job(main, ["doctor", "--send-trigger"], json: true)
         try s.job(main, ["relay", "unregister", "--device-id", deviceID, "--apns-token", apnsToken])
+        // The relay's HTTP API with canary requests: provision with a canary token and JWS, triggers (one starts a
+        // send-wakeups pass toward the canary APNs host), status; its stderr (and the pass's) is scanned.
+        let fakeJWS = "Q0FOQVJZaGVhZGVy.eyJDQU5BUllwYXlsb2FkIn0.CANARYsignature"  // not "eyJ…": those count the minted JWTs below
+        s.extraCanaries += [fakeJWS, "4000000CANARY7"]
+        let relayEnvironment = s.env.merging(["STOREKIT_BUNDLE_ID": "org.canary.bundle", "STOREKIT_PRODUCT_IDS": "org.canary.product"]) { $1 }
+        let relay = try JobProcess.start(["--store", s.store("main"), "serve-relay", "--listen", "127.0.0.1:0"], environment: relayEnvironment)
+        var relayPort: Int?
+        let relayDeadline = Date().addingTimeInterval(20)
+        while relayPort == nil && Date() < relayDeadline {
+            relayPort = relay.stdoutSoFar.split(separator: "\n").first { $0.hasPrefix("listening on 127.0.0.1:") }.flatMap { Int($0.split(separator: ":").last ?? "") }
+            if relayPort == nil { usleep(20_000) }
+        }
+        if let relayPort {
+            let base = "http://127.0.0.1:\(relayPort)/api/v1"
+            for (path, body) in [("provision", "{\"device_id\":\"\(deviceID)\",\"apns_token\":\"\(apnsToken)\",\"transaction_id\":\"\(fakeJWS)\"}"),
+                                 ("provision", "{\"device_id\":\"\(deviceID)\",\"apns_token\":\"\(apnsToken)\",\"transaction_id\":\"4000000CANARY7\"}"),
+                                 ("trigger", "{\"device_id\":\"\(otherDeviceID)\"}"), ("trigger", "{\"device_id\":\"\(deviceID)\"}"),
+                                 ("status", "{\"device_id\":\"\(otherDeviceID)\",\"signed_transaction\":\"\(fakeJWS)\"}")] {
+                try ExternalTool.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json", "--data", body, "\(base)/\(path)"])
+            }
+            usleep(1_500_000)  // the send-wakeups pass it started reaches for the canary APNs host and fails
+        }
+        relay.signal(SIGTERM)
+        let served = try relay.wait(timeout: 30)
+        s.runs.append(Run(arguments: ["serve-relay"], stderr: served.stderr, stdout: served.stdout, exitCode: served.exitCode))
 
         // Token pool: an imported canary key, its DID, a passkey DID, minted JWTs, plan ids and an after-id.
         let pool = s.store("pool")
@@ -331,6 +356,8 @@ import TestSupport
         #expect(s.runs.contains { $0.arguments.starts(with: ["offers", "accept"]) && $0.stdout.contains(PrivacyCanaryTests.ticket) }, "the live offer arrived and its ticket was handed over on stdout")
         #expect(s.runs.contains { $0.arguments.starts(with: ["offers", "decline"]) && $0.exitCode == 0 }, "a held offer was pulled and declined")
         #expect(s.runs.filter { $0.arguments == ["serve-link"] }.count >= 2, "the listeners' own stderr was scanned")
+        #expect(s.runs.contains { $0.arguments == ["serve-relay"] && $0.exitCode == 0 && $0.stderr.contains("relay-api.pass_finished") },
+                "serve-relay answered the canary requests and started a send-wakeups pass")
         #expect(s.runs.contains { $0.arguments.first == "retrigger-stale" && $0.exitCode != 0 })
         #expect(s.runs.contains { $0.arguments.starts(with: ["relay", "register"]) && $0.exitCode == 65 })
         #expect(s.runs.contains { $0.stderr.contains(" level=info ") })

@@ -37,7 +37,7 @@ import TestSupport
         let rendered = Set(try renderedFiles().keys)
         let units = try FileManager.default.contentsOfDirectory(atPath: DeploymentTests.root + "/jobs")
             .filter { $0.hasSuffix(".service") || $0.hasSuffix(".timer") }
-            .filter { !$0.hasPrefix("serve-link") }  // socket-activated, shipped by hand with its .socket
+            .filter { !$0.hasPrefix("serve-link") && !$0.hasPrefix("serve-relay") }  // socket-activated, shipped by hand with their .socket
         for unit in units { #expect(rendered.contains("jobs/" + unit), "jobs/\(unit) has no job") }
     }
 
@@ -60,5 +60,21 @@ import TestSupport
         }
         #expect(problems.isEmpty, "\(problems)")
         #expect(result.status == 0 || problems.isEmpty, "\(text)")
+    }
+
+    /// The hand-written relay API units (socket activation on loopback, the service it starts) pass systemd's own checks.
+    @Test func systemdAcceptsTheServeRelaySocketAndService() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }
+        let work = TemporaryDirectory("relay-units")
+        for name in ["serve-relay.socket", "serve-relay.service"] {
+            let text = try String(contentsOfFile: DeploymentTests.root + "/jobs/" + name, encoding: .utf8)
+            try text.replacingOccurrences(of: Deployment.executable, with: JobProcess.executablePath).write(toFile: work.file(name), atomically: true, encoding: .utf8)
+        }
+        let socket = try String(contentsOfFile: work.file("serve-relay.socket"), encoding: .utf8)
+        #expect(socket.contains("ListenStream=127.0.0.1:"), "the API socket listens on loopback only; nginx is the public side")
+        let result = try ExternalTool.run("/usr/bin/systemd-analyze", ["verify", "--man=no", work.file("serve-relay.socket"), work.file("serve-relay.service")],
+                                          separateStderr: true)
+        let problems = result.stderr.split(separator: "\n").filter { $0.contains("serve-relay") && !$0.contains("Failed to") }
+        #expect(problems.isEmpty, "\(problems)")
     }
 }

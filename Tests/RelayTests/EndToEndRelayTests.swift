@@ -15,7 +15,7 @@ import TestSupport
 
         let device = Fixture.deviceID(5), token = Fixture.token(5)
         let registered = try JobProcess.run(store + ["--json", "relay", "register", "--device-id", device, "--apns-token", token, "--environment", "sandbox"], environment: env)
-        #expect(registered.exitCode == 0 && registered.stdout == "{\"status\":\"created\",\"environment\":\"sandbox\"}\n")
+        #expect(registered.exitCode == 0 && registered.stdout == "{\"status\":\"created\",\"environment\":\"sandbox\",\"entitlement\":\"operator\"}\n")
         let unknown = try JobProcess.run(store + ["relay", "trigger", "--device-id", Fixture.deviceID(6)], environment: env)
         #expect(unknown.exitCode == 65 && unknown.stderr.contains("no registration for this Device ID"))
         let usage = try JobProcess.run(store + ["relay", "register", "--device-id", device], environment: env)

@@ -1,0 +1,285 @@
+import CMicroHTTPD
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/1.1 server on GNU libmicrohttpd: an epoll thread pool does all the I/O, and a fixed pool of worker
+/// threads runs the handler on complete requests only.
+///
+/// A request is read (headers, then the body up to `limits.maxBodyBytes`) by the I/O threads without ever
+/// blocking; once complete, its connection is suspended and the request handed to a worker; the worker's answer
+/// resumes the connection and is sent. So a slow or idle client holds a connection slot (until its deadlines cut
+/// it), never a worker, and a handler that blocks (on the store) holds one worker, never the I/O of other
+/// connections. The handler is called on several workers at once: it must keep no state of its own between
+/// requests. Larger bodies get 413 and the connection is closed. Keep-alive is libmicrohttpd's.
+public final class HTTPServer: @unchecked Sendable {
+    public typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
+
+    public let limits: HTTPServerLimits
+    let handler: Handler
+    private let lock = NSLock()
+    // Set once in init, cleared once in stop (under `lock`).
+    private var daemon: OpaquePointer?
+    private let work = WorkQueue()
+    private var workers: [Thread] = []
+
+    public struct StartFailure: Error, Sendable {}
+
+    /// Starts answering on `socket` (which the server then owns and closes in `stop`).
+    public init(socket: ListeningSocket, limits: HTTPServerLimits, handler: @escaping Handler) throws {
+        self.limits = limits
+        self.handler = handler
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let ioThreads = UInt32(max(1, min(4, (limits.threads + 1) / 2)))
+        daemon = mhd_shim_start(
+            socket.descriptor, ioThreads, UInt32(max(1, limits.maxConnections)),
+            UInt32(max(0, limits.maxConnectionsPerAddress)), UInt32(max(1, limits.idleTimeoutSeconds)), max(4096, limits.maxHeaderBytes),
+            { cls, connection, url, method, _, uploadData, uploadDataSize, state in
+                guard let cls, let connection, let uploadDataSize, let state else { return .NO }
+                return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+                    .access(connection, url: url, method: method, upload: uploadData, uploadSize: uploadDataSize, state: state)
+            }, me,
+            { cls, _, state, _ in
+                guard let state, let pointer = state.pointee else { return }
+                let pending = Unmanaged<PendingRequest>.fromOpaque(pointer)
+                // A request a worker answered is over once its response was sent (or its connection closed).
+                if pending.takeUnretainedValue().dispatched, let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().work.completed() }
+                pending.release()
+                state.pointee = nil
+            }, me)
+        if daemon == nil {
+            close(socket.descriptor)
+            throw StartFailure()
+        }
+        for index in 0..<max(1, limits.threads) {
+            let thread = Thread { [work, handler] in
+                while let item = work.next() {
+                    let response = handler(item.pending.request())
+                    item.pending.answer(response)
+                    MHD_resume_connection(item.connection.pointer)
+                }
+            }
+            thread.name = "http-worker-\(index)"
+            workers.append(thread)
+            thread.start()
+        }
+    }
+
+    /// Stops accepting, lets the workers answer what they hold, closes every connection and the listening socket.
+    public func stop() {
+        let running: OpaquePointer? = lock.withLock {
+            let running = daemon
+            daemon = nil
+            return running
+        }
+        guard let running else { return }
+        let fd = MHD_quiesce_daemon(running)
+        if fd >= 0 { close(fd) }
+        // A worker still inside the handler after the drain holds a suspended connection: freeing the daemon
+        // under it would be a use after free, so the daemon is then left to the process's exit.
+        // No new work from here on (a request completing now is answered 503 by its I/O thread); what is queued
+        // or running is answered first.
+        work.finish()
+        if work.drain(timeout: 10) { MHD_stop_daemon(running) }
+    }
+
+    deinit { stop() }
+
+    /// One request being received on a connection. Read and written by the I/O thread serving that connection,
+    /// except `response`, which a worker sets before resuming the connection (under `lock`).
+    final class PendingRequest: @unchecked Sendable {
+        let method: String
+        let path: String
+        let headers: [String: String]
+        let deadline: timespec
+        var body: [UInt8] = []
+        var tooLarge = false
+        var queued = false
+        var dispatched = false
+        private let lock = NSLock()
+        private var response: HTTPServerResponse?
+
+        init(method: String, path: String, headers: [String: String], deadline: timespec) {
+            self.method = method
+            self.path = path
+            self.headers = headers
+            self.deadline = deadline
+        }
+
+        func request() -> HTTPServerRequest {
+            let bare = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? path
+            return HTTPServerRequest(method: method, path: bare, headers: headers, body: body)
+        }
+
+        func answer(_ response: HTTPServerResponse) { lock.withLock { self.response = response } }
+        var answered: HTTPServerResponse? { lock.withLock { response } }
+    }
+
+    private func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, upload: UnsafePointer<CChar>?,
+                        uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+        guard let pointer = state.pointee else {
+            // Headers are in: start the request, refusing an announced oversized body before any of it is read.
+            let headers = Self.headers(of: connection)
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            now.tv_sec += limits.requestTimeoutSeconds
+            let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
+                                         headers: headers, deadline: now)
+            state.pointee = Unmanaged.passRetained(pending).toOpaque()
+            if let length = headers["content-length"], let announced = Int(length), announced > limits.maxBodyBytes {
+                pending.queued = true
+                return queue(Self.tooLarge, on: connection)
+            }
+            return .YES
+        }
+        let pending = Unmanaged<PendingRequest>.fromOpaque(pointer).takeUnretainedValue()
+        if pending.queued {
+            uploadSize.pointee = 0
+            return .YES
+        }
+        if uploadSize.pointee > 0 {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            // Trickled bytes never extend the request's deadline: past it the connection is cut.
+            if now.tv_sec > pending.deadline.tv_sec || (now.tv_sec == pending.deadline.tv_sec && now.tv_nsec >= pending.deadline.tv_nsec) {
+                return .NO
+            }
+            let size = uploadSize.pointee
+            if pending.tooLarge || pending.body.count + size > limits.maxBodyBytes {
+                pending.tooLarge = true
+                pending.body = []
+            } else if let upload {
+                upload.withMemoryRebound(to: UInt8.self, capacity: size) { pending.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size)) }
+            }
+            uploadSize.pointee = 0
+            return .YES
+        }
+        if pending.tooLarge {
+            pending.queued = true
+            return queue(Self.tooLarge, on: connection)
+        }
+        if let response = pending.answered {
+            pending.queued = true
+            return queue(response, on: connection)
+        }
+        guard !pending.dispatched else { return .YES }
+        // Complete: a worker answers it while the connection waits, suspended.
+        MHD_suspend_connection(connection)
+        guard work.add(WorkItem(pending: pending, connection: ConnectionPointer(pointer: connection))) else {
+            MHD_resume_connection(connection)
+            pending.answer(Self.unavailable)
+            return .YES
+        }
+        pending.dispatched = true
+        return .YES
+    }
+
+    static let tooLarge = HTTPServerResponse(status: 413, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                                             body: Array("{\"error\":\"body-too-large\"}".utf8))
+    static let unavailable = HTTPServerResponse(status: 503, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                                                body: Array("{\"error\":\"shutting-down\"}".utf8))
+
+    private func queue(_ answer: HTTPServerResponse, on connection: OpaquePointer) -> MHD_Result {
+        var body = answer.body
+        let response = body.withUnsafeMutableBytes { MHD_create_response_from_buffer($0.count, $0.baseAddress, MHD_ResponseMemoryMode(rawValue: 2)!) }
+        guard let response else { return .NO }
+        defer { MHD_destroy_response(response) }
+        for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
+        return MHD_queue_response(connection, UInt32(answer.status), response)
+    }
+
+    /// The request's headers, names lower-cased.
+    private static func headers(of connection: OpaquePointer) -> [String: String] {
+        final class Collected { var headers: [String: String] = [:] }
+        let collected = Collected()
+        withExtendedLifetime(collected) {
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                let box = Unmanaged<Collected>.fromOpaque(cls).takeUnretainedValue()
+                let name = String(cString: key).lowercased()
+                let text = value.map { String(cString: $0) } ?? ""
+                if let existing = box.headers[name] { box.headers[name] = existing + ", " + text } else { box.headers[name] = text }
+                return .YES
+            }, Unmanaged.passUnretained(collected).toOpaque())
+        }
+        return collected.headers
+    }
+}
+
+/// A suspended connection handed to a worker; only `MHD_resume_connection` touches it off the I/O thread.
+struct ConnectionPointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// A complete request waiting for a worker.
+struct WorkItem: Sendable {
+    let pending: HTTPServer.PendingRequest
+    let connection: ConnectionPointer
+}
+
+/// The workers' queue: FIFO; at shutdown it refuses new items, and `drain` waits for the queued ones.
+final class WorkQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [WorkItem] = []
+    private var head = 0
+    private var busy = 0
+    /// Requests handed to a worker whose response was not yet sent.
+    private var inFlight = 0
+    private var finished = false
+
+    /// Queues `item`; false once the queue is finished.
+    func add(_ item: WorkItem) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !finished else { return false }
+        items.append(item)
+        inFlight += 1
+        condition.signal()
+        return true
+    }
+
+    /// The next item (blocking), or nil once finished and empty. Marks the caller busy until its next call.
+    func next() -> WorkItem? {
+        condition.lock()
+        defer { condition.unlock() }
+        busy = max(0, busy - 1)
+        condition.broadcast()
+        while head == items.count && !finished { condition.wait() }
+        guard head < items.count else { return nil }  // finished and empty
+        let item = items[head]
+        head += 1
+        if head > 1024 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        busy += 1
+        return item
+    }
+
+    /// A queued request's response was sent (libmicrohttpd's completion callback).
+    func completed() {
+        condition.lock()
+        inFlight = max(0, inFlight - 1)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until every queued request was answered and its response sent (at most `timeout` seconds); false when
+    /// some were not.
+    func drain(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while (head < items.count || busy > 0 || inFlight > 0) && condition.wait(until: deadline) {}
+        return head == items.count && busy == 0 && inFlight == 0
+    }
+
+    /// Refuses new items; the workers end once the queued ones are answered.
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}

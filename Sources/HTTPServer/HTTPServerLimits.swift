@@ -1,0 +1,32 @@
+/// The server's caps: what one request and one client may take, so slow or greedy clients cannot hold it.
+///
+/// Connections are served by an epoll thread pool: a slow client holds a connection slot, never a worker
+/// thread. `idleTimeoutSeconds` closes a connection that sends nothing; `requestTimeoutSeconds` is an
+/// absolute deadline from a request's headers to its last body byte, so trickled bytes cannot extend it.
+public struct HTTPServerLimits: Sendable, Equatable {
+    /// Largest request body accepted; larger ones get 413 (at once when `Content-Length` says so).
+    public var maxBodyBytes: Int
+    /// Memory for one connection's request line and headers (libmicrohttpd answers 431/413 beyond it).
+    public var maxHeaderBytes: Int
+    /// Open connections in all; more are refused at accept.
+    public var maxConnections: Int
+    /// Open connections from one address (0: no per-address cap, as behind a local reverse proxy).
+    public var maxConnectionsPerAddress: Int
+    /// A connection that sends nothing for this long is closed.
+    public var idleTimeoutSeconds: Int
+    /// A request whose body is not complete this long after its headers is cut.
+    public var requestTimeoutSeconds: Int
+    /// Worker threads that run the handler on complete requests (the epoll I/O threads are half as many, 1 to 4).
+    public var threads: Int
+
+    public init(maxBodyBytes: Int = 16 << 10, maxHeaderBytes: Int = 32 << 10, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 0,
+                idleTimeoutSeconds: Int = 15, requestTimeoutSeconds: Int = 15, threads: Int = 4) {
+        self.maxBodyBytes = maxBodyBytes
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.requestTimeoutSeconds = requestTimeoutSeconds
+        self.threads = threads
+    }
+}

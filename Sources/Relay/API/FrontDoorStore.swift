@@ -1,0 +1,226 @@
+import Cryptography
+import Runner
+import Store
+
+/// The store effects of the relay's HTTP API, each in one transaction: provisioning with its entitlement,
+/// gated trigger observation, the status read, and per-Device-ID rate limits.
+///
+/// Identifiers go in only as blind indexes (Device IDs, original transaction ids) or sealed (tokens, original
+/// transaction ids); nothing here ever returns one.
+struct FrontDoorStore {
+    static let originalPurpose = "relay.original-transaction-id"
+
+    let database: Database
+    let keyring: StoreKeyring
+
+    var registry: Registry { Registry(database: database, keyring: keyring) }
+
+    func originalIndex(_ id: String) -> [UInt8] { keyring.blindIndex(Array(id.utf8), purpose: Self.originalPurpose) }
+
+    /// The stored entitlement of a Device ID (its `relay_devices.id`), if any.
+    static func entitlement(_ db: Database, device: Int64) throws -> Entitlement? {
+        guard let row = try db.queryOne("""
+            SELECT kind, original_index, product_id, environment, signed_at, expires_at, revoked_at FROM relay_entitlements WHERE device_id = ?
+            """, [device]) else { return nil }
+        guard let kind = Entitlement.Kind(rawValue: try row.get(0)) else { return nil }
+        return Entitlement(kind: kind, originalIndex: try row.get(1), productID: try row.get(2), environment: try row.get(3),
+                           signedAt: try row.get(4), expiresAt: try row.get(5), revokedAt: try row.get(6))
+    }
+
+    /// Adds or refreshes `token` on `deviceID` (as `Registry.register`) inside `db`'s open transaction; returns the device row.
+    private func upsertToken(_ db: Database, deviceID: String, token: String, environment: APNsEnvironment, now: Int64) throws -> (device: Int64, created: Bool) {
+        let dIndex = registry.deviceIndex(deviceID)
+        let tIndex = registry.tokenIndex(token)
+        let sealed = try keyring.seal(Array(token.utf8), purpose: Registry.tokenPurpose)
+        try db.execute("INSERT INTO relay_devices (device_index, created_at) VALUES (?, ?) ON CONFLICT (device_index) DO NOTHING", [dIndex, now])
+        guard let device: Int64 = try db.scalar("SELECT id FROM relay_devices WHERE device_index = ?", [dIndex]) else {
+            throw JobError.internal("the registration row vanished inside its transaction")
+        }
+        if let existing: Int64 = try db.scalar("SELECT id FROM relay_tokens WHERE device_id = ? AND token_index = ?", [device, tIndex]) {
+            try db.execute("UPDATE relay_tokens SET registered_at = max(registered_at, ?), environment = ?, token_sealed = ? WHERE id = ?",
+                           [now, environment.rawValue, sealed, existing])
+            return (device, false)
+        }
+        try db.execute("INSERT INTO relay_tokens (device_id, token_index, token_sealed, environment, registered_at) VALUES (?, ?, ?, ?, ?)",
+                       [device, tIndex, sealed, environment.rawValue, now])
+        return (device, true)
+    }
+
+    // MARK: Operator registrations (`job relay register`)
+
+    /// `job relay register`: the token, and an operator entitlement (or a legacy one keyed by `legacyTransactionID`)
+    /// unless the Device ID already holds a verified StoreKit one, which is kept.
+    func registerByOperator(deviceID: String, token: String, environment: APNsEnvironment, expiresAt: Int64?, legacyTransactionID: String?,
+                            now: Int64) throws -> (outcome: Registry.RegisterOutcome, kind: Entitlement.Kind) {
+        let sealedOriginal = try legacyTransactionID.map { try keyring.seal(Array($0.utf8), purpose: Self.originalPurpose) }
+        return try database.write { db in
+            let (device, created) = try upsertToken(db, deviceID: deviceID, token: token, environment: environment, now: now)
+            let existing = try Self.entitlement(db, device: device)
+            let kind: Entitlement.Kind = legacyTransactionID == nil ? .operatorProvisioned : .legacy
+            if existing?.kind == .storekit && kind == .operatorProvisioned { return (created ? .created : .refreshed, .storekit) }
+            try db.execute("""
+                INSERT INTO relay_entitlements (device_id, kind, original_index, original_sealed, expires_at, verified_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (device_id) DO UPDATE SET kind = excluded.kind, original_index = excluded.original_index,
+                    original_sealed = excluded.original_sealed, product_id = NULL, environment = NULL, signed_at = NULL,
+                    expires_at = excluded.expires_at, revoked_at = NULL, verified_at = excluded.verified_at
+                """, [device, kind.rawValue, legacyTransactionID.map(originalIndex), sealedOriginal, expiresAt, now])
+            return (created ? .created : .refreshed, kind)
+        }
+    }
+
+    // MARK: POST /provision
+
+    enum ProvisionOutcome: Equatable, Sendable {
+        case provisioned
+        /// A signed transaction older than the one already verified for this original transaction.
+        case stale
+        /// The Device ID is held by another active subscription (a different original transaction).
+        case conflicting
+    }
+
+    /// Stores a verified, active transaction's record and the token, unless it is stale or conflicting.
+    func provision(deviceID: String, token: String, environment: APNsEnvironment, verified: SignedTransactionVerifier.Verified, now: Int64) throws -> ProvisionOutcome {
+        let index = originalIndex(verified.originalTransactionID)
+        let sealed = try keyring.seal(Array(verified.originalTransactionID.utf8), purpose: Self.originalPurpose)
+        let dIndex = registry.deviceIndex(deviceID)
+        return try database.write { db in
+            if let device: Int64 = try db.scalar("SELECT id FROM relay_devices WHERE device_index = ?", [dIndex]),
+               let existing = try Self.entitlement(db, device: device), existing.kind == .storekit {
+                if existing.originalIndex == index {
+                    if let signed = existing.signedAt, signed > verified.signedAt { return .stale }
+                } else if existing.state(now: now) == .active {
+                    return .conflicting
+                }
+            }
+            let (device, _) = try upsertToken(db, deviceID: deviceID, token: token, environment: environment, now: now)
+            try db.execute("""
+                INSERT INTO relay_entitlements (device_id, kind, original_index, original_sealed, product_id, environment, signed_at, expires_at, revoked_at, verified_at)
+                VALUES (?, 'storekit', ?, ?, ?, ?, ?, ?, NULL, ?)
+                ON CONFLICT (device_id) DO UPDATE SET kind = 'storekit', original_index = excluded.original_index, original_sealed = excluded.original_sealed,
+                    product_id = excluded.product_id, environment = excluded.environment, signed_at = excluded.signed_at,
+                    expires_at = excluded.expires_at, revoked_at = NULL, verified_at = excluded.verified_at
+                """, [device, index, sealed, verified.productID, verified.environment, verified.signedAt, verified.expiresAt, now])
+            return .provisioned
+        }
+    }
+
+    /// A verified transaction that is expired or revoked: when it is newer evidence about the very subscription the
+    /// Device ID holds, the stored record takes it (so triggers stop); nothing else changes.
+    func recordLapse(deviceID: String, verified: SignedTransactionVerifier.Verified, revokedAt: Int64?) throws {
+        let index = originalIndex(verified.originalTransactionID)
+        let dIndex = registry.deviceIndex(deviceID)
+        try database.write { db in
+            try db.execute("""
+                UPDATE relay_entitlements SET expires_at = ?, revoked_at = ?, signed_at = ?
+                WHERE kind = 'storekit' AND original_index = ? AND coalesce(signed_at, 0) <= ?
+                  AND device_id = (SELECT id FROM relay_devices WHERE device_index = ?)
+                """, [verified.expiresAt, revokedAt, verified.signedAt, index, verified.signedAt, dIndex])
+        }
+    }
+
+    enum LegacyOutcome: Equatable, Sendable { case refreshed, notRegistered }
+
+    /// The numeric original id may only refresh an exact legacy registration: this Device ID, this token, this id.
+    func refreshLegacy(deviceID: String, token: String, transactionID: String, now: Int64) throws -> LegacyOutcome {
+        let dIndex = registry.deviceIndex(deviceID), tIndex = registry.tokenIndex(token), oIndex = originalIndex(transactionID)
+        return try database.write { db in
+            let changed = try db.execute("""
+                UPDATE relay_tokens SET registered_at = max(registered_at, ?)
+                WHERE token_index = ? AND device_id = (
+                    SELECT d.id FROM relay_devices d JOIN relay_entitlements e ON e.device_id = d.id
+                    WHERE d.device_index = ? AND e.kind = 'legacy' AND e.original_index = ?)
+                """, [now, tIndex, dIndex, oIndex])
+            return changed > 0 ? .refreshed : .notRegistered
+        }
+    }
+
+    // MARK: POST /trigger
+
+    enum TriggerOutcome: Equatable, Sendable {
+        /// Observed; `tokens` live tokens will be woken, the push due at `pushDueAt` (now, or when the debounce window ends).
+        case accepted(tokens: Int, pushDueAt: Int64)
+        case notProvisioned
+        case expired
+        case revoked
+        /// Over the Device ID's trigger rate limit; retry after this many seconds.
+        case rateLimited(retryAfter: Int)
+    }
+
+    /// The rate limit, the gate and the observation in one transaction (one commit per trigger): the time is stored
+    /// only when the Device ID is within its limit, has live tokens and an active entitlement, and never moves backwards.
+    func trigger(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
+        let dIndex = registry.deviceIndex(deviceID)
+        return try database.write { db in
+            if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
+            guard let row = try db.queryOne("SELECT id, last_push_at FROM relay_devices WHERE device_index = ?", [dIndex]) else { return .notProvisioned }
+            let device: Int64 = try row.get(0)
+            let lastPush: Int64? = try row.get(1)
+            let tokens: Int = try db.scalar("SELECT count(*) FROM relay_tokens WHERE device_id = ? AND NOT (coalesce(\(TokenCleanup.invalidReasonsSQL), 0))",
+                                            [device]) ?? 0
+            guard tokens > 0, let entitlement = try Self.entitlement(db, device: device) else { return .notProvisioned }
+            switch entitlement.state(now: now) {
+            case .expired: return .expired
+            case .revoked: return .revoked
+            case .active: break
+            }
+            try db.execute("UPDATE relay_devices SET last_trigger_at = max(coalesce(last_trigger_at, 0), ?) WHERE id = ?", [now, device])
+            let due = lastPush.map { max(now, $0 + WakeupDebounce.windowMilliseconds) } ?? now
+            return .accepted(tokens: tokens, pushDueAt: due)
+        }
+    }
+
+    // MARK: POST /status
+
+    enum StatusOutcome: Equatable, Sendable {
+        case observed(at: Int64?)
+        /// The Device ID holds no active verified row matching the presented transaction.
+        case noMatchingSubscription
+    }
+
+    /// The last observed trigger, only when the Device ID's active StoreKit row is the presented transaction's.
+    func status(deviceID: String, verified: SignedTransactionVerifier.Verified, now: Int64) throws -> StatusOutcome {
+        let dIndex = registry.deviceIndex(deviceID)
+        let index = originalIndex(verified.originalTransactionID)
+        return try database.read { db in
+            guard let row = try db.queryOne("SELECT id, last_trigger_at FROM relay_devices WHERE device_index = ?", [dIndex]) else { return .noMatchingSubscription }
+            let device: Int64 = try row.get(0)
+            guard let entitlement = try Self.entitlement(db, device: device), entitlement.kind == .storekit, entitlement.originalIndex == index,
+                  entitlement.productID == verified.productID, entitlement.environment == verified.environment,
+                  entitlement.state(now: now) == .active else { return .noMatchingSubscription }
+            return .observed(at: try row.get(1))
+        }
+    }
+
+    // MARK: Rate limits
+
+    /// Counts one request of `route` for `deviceID` in its fixed one-minute window; nil when allowed, else the
+    /// seconds until the window ends (for `Retry-After`). Windows older than two minutes are pruned as it goes.
+    func rateLimit(route: String, deviceID: String, limit: Int, now: Int64) throws -> Int? {
+        try database.write { db in try countRequest(db, route: route, deviceID: deviceID, limit: limit, now: now) }
+    }
+
+    /// `rateLimit` inside `db`'s open write transaction.
+    func countRequest(_ db: Database, route: String, deviceID: String, limit: Int, now: Int64) throws -> Int? {
+        let bucket = registry.deviceIndex(deviceID)
+        let window: Int64 = 60_000
+        let row = try db.queryOne("SELECT window_start_at, count FROM relay_rate_limits WHERE bucket = ? AND route = ?", [bucket, route])
+        var start = now
+        var count = 1
+        if let row {
+            let existingStart: Int64 = try row.get(0)
+            let existingCount: Int = try row.get(1)
+            if now >= existingStart && now - existingStart < window {
+                start = existingStart
+                count = existingCount + 1
+            }
+        }
+        try db.execute("""
+            INSERT INTO relay_rate_limits (bucket, route, window_start_at, count) VALUES (?, ?, ?, ?)
+            ON CONFLICT (bucket, route) DO UPDATE SET window_start_at = excluded.window_start_at, count = excluded.count
+            """, [bucket, route, start, count])
+        try db.execute("DELETE FROM relay_rate_limits WHERE rowid IN (SELECT rowid FROM relay_rate_limits WHERE window_start_at < ? LIMIT 100)",
+                       [now - 2 * window])
+        guard count > limit else { return nil }
+        return Int(max(1, (start + window - now + 999) / 1000))
+    }
+}

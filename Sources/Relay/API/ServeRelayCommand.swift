@@ -1,0 +1,127 @@
+import CShims
+import Foundation
+import HTTPServer
+import Runner
+
+/// `job serve-relay`: the relay's HTTP API (`RelayAPI`) on libmicrohttpd, behind nginx.
+///
+/// Started by systemd socket activation (`jobs/serve-relay.socket`, `LISTEN_FDS`) or with `--listen HOST:PORT`
+/// (the first stdout line is then `listening on HOST:PORT`; port 0 picks a free port). Runs until SIGTERM or
+/// SIGINT. Configuration is checked before anything is served: a missing `STOREKIT_BUNDLE_ID` or
+/// `STOREKIT_PRODUCT_IDS`, or an unreadable `STOREKIT_ROOT_CA_FILE`, exits 78.
+struct ServeRelayCommand: Command {
+    let path = ["serve-relay"]
+    let summary = "serve the relay's HTTP API (provision, trigger, status, health) behind nginx; socket-activated or --listen"
+    let options: [OptionSpec] = [
+        .value("--listen", "HOST:PORT", "listen here instead of on the socket systemd passes (port 0 picks a free port)"),
+        .value("--threads", "N", "worker threads (default 4)"),
+        .value("--max-connections", "N", "open connections in all (default 1024)"),
+        .value("--idle-timeout", "SECONDS", "close a connection that sends nothing for this long (default 15)"),
+        .value("--request-timeout", "SECONDS", "cut a request whose body is not complete this long after its headers (default 15)"),
+        .flag("--no-push", "do not start send-wakeups passes when a push becomes due (the timer still runs them)"),
+    ]
+    let discussion = """
+        Endpoints under /api/v1, as the cloud relay seed says: POST /provision, DELETE /provision, POST /trigger,
+        POST /status, GET /health. Every request's state is in the store, so several serve-relay processes can
+        serve one store. When a trigger makes a push due, a send-wakeups pass is started at once (its lease keeps
+        it single). Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed and a
+        request body must be complete 15 s after its headers. Environment: STOREKIT_BUNDLE_ID,
+        STOREKIT_PRODUCT_IDS, STOREKIT_ENVIRONMENTS (default Production), STOREKIT_ROOT_CA_FILE (tests and
+        staging only), and the APNS_* settings send-wakeups uses.
+        """
+
+    func run(_ context: JobContext) throws {
+        let storeKit = try StoreKitConfiguration(environment: context.environment)
+        var limits = HTTPServerLimits()
+        if let threads = context.arguments.value("--threads") { limits.threads = try positive(threads, "--threads") }
+        if let connections = context.arguments.value("--max-connections") { limits.maxConnections = try positive(connections, "--max-connections") }
+        if let idle = context.arguments.value("--idle-timeout") { limits.idleTimeoutSeconds = try positive(idle, "--idle-timeout") }
+        if let request = context.arguments.value("--request-timeout") { limits.requestTimeoutSeconds = try positive(request, "--request-timeout") }
+        let keyring = try context.keyring()
+        if storeKit.rootReplaced { context.logger.warn("storekit.root_replaced", ["source": "STOREKIT_ROOT_CA_FILE"]) }
+
+        let socket: ListeningSocket
+        do {
+            if let listen = context.arguments.value("--listen") {
+                guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
+                    throw JobError.usage("--listen needs HOST:PORT")
+                }
+                var host = String(listen[..<colon])
+                if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                socket = try ListeningSocket.bind(host: host, port: port)
+            } else if let passed = try ListeningSocket.fromSystemd(environment: context.environment) {
+                socket = passed
+            } else {
+                throw JobError.usage("no socket: run serve-relay from serve-relay.socket or give --listen HOST:PORT")
+            }
+        } catch let failure as ListeningSocket.Failure {
+            throw JobError.configuration("listen", failure.message)
+        }
+
+        let kicker = WakeupKicker(clock: context.clock, launch: Self.passLauncher(context))
+        let push = !context.arguments.flag("--no-push")
+        if push { kicker.start() }
+        let api = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: context.storePath), keyring: keyring,
+                           pushDue: { due in if push { kicker.request(dueAt: due) } })
+        shim_install_termination_handlers()
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
+        let server: HTTPServer
+        let tally = AnswerTally()
+        do {
+            server = try HTTPServer(socket: socket, limits: limits, handler: { request in
+                let response = api.handle(request)
+                tally.record(response.status)
+                return response
+            })
+        } catch {
+            throw JobError.unavailable("http-server", "the HTTP server could not start on the socket")
+        }
+        if context.arguments.value("--listen") != nil {
+            let host = context.arguments.value("--listen").map { String($0[..<$0.lastIndex(of: ":")!]) } ?? ""
+            if context.jsonOutput { context.printJSON(["listening": .string("\(host):\(socket.port)"), "port": .number(socket.port)]) }
+            else { context.print("listening on \(host):\(socket.port)") }
+        }
+        context.logger.info("relay-api.listening", ["threads": .int(limits.threads), "max_connections": .int(limits.maxConnections)])
+        while shim_termination_signal() == 0 { usleep(100_000) }
+        server.stop()
+        kicker.stop()
+        let answered = tally.summary
+        context.logger.info("relay-api.stopped", ["answered_ok": .int(answered.ok), "refused": .int(answered.refused),
+                                                  "rate_limited": .int(answered.rateLimited), "failed": .int(answered.failed)])
+    }
+
+    /// Runs one `send-wakeups` pass of this same executable over the same store, clock and environment, and waits for it.
+    static func passLauncher(_ context: JobContext) -> @Sendable () -> Void {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var arguments = ["--store", context.storePath]
+        if context.clock.isEmulated { arguments += ["--now", "@" + String(context.clock.now().timeIntervalSince1970)] }
+        arguments.append("send-wakeups")
+        let environment = context.environment
+        let logger = context.logger
+        let fixedArguments = arguments
+        return {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = fixedArguments
+            process.environment = environment
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            do {
+                try process.run()
+                process.waitUntilExit()
+                logger.info("relay-api.pass_finished", ["exit_code": .int(Int(process.terminationStatus))])
+            } catch {
+                logger.warn("relay-api.pass_not_started")
+            }
+        }
+    }
+
+    private func positive(_ text: String, _ name: String) throws -> Int {
+        guard let value = Int(text), value > 0 else { throw JobError.usage("\(name) needs a whole number above 0") }
+        return value
+    }
+}

@@ -1,0 +1,294 @@
+import Cryptography
+import Foundation
+import HTTPClient
+import Relay
+import Store
+
+/// `relay-api`: triggers per second and p99 latency from concurrent keep-alive clients (curl, one process per
+/// client) through nginx (the shipped `jobs/nginx-relay.conf`, TLS) to `job serve-relay`, next to the same
+/// nginx serving a static file to the same clients in the same run (the ratio is reported); then trigger-to-push
+/// latency: a trigger to a pushing serve-relay until the local HTTP/2 APNs stand-in logs the push.
+enum RelayAPIBench {
+    static func run(_ arguments: ArraySlice<String>) throws {
+        var clients = 64, requests = 200, samples = 20, threads = 4
+        var rest = arguments
+        while let option = rest.popFirst() {
+            switch option {
+            case "--clients": clients = try BenchOption.integer(&rest, option, in: 1...512)
+            case "--requests": requests = try BenchOption.integer(&rest, option, in: 1...100_000)
+            case "--latency-samples": samples = try BenchOption.integer(&rest, option, in: 1...1000)
+            case "--threads": threads = try BenchOption.integer(&rest, option, in: 1...256)
+            case "--help", "-h":
+                print("usage: job-bench relay-api [--clients N] [--requests N] [--latency-samples N] [--threads N]")
+                print("  --clients N          concurrent keep-alive clients (default 64)")
+                print("  --requests N         requests per client (default 200)")
+                print("  --latency-samples N  triggers timed to the APNs stand-in (default 20)")
+                print("  --threads N          serve-relay worker threads (default 4)")
+                return
+            default: throw BenchUsageError(message: "unknown option \(option)")
+            }
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") else { throw BenchFailure("needs Debian's nginx (/usr/sbin/nginx)") }
+        let job = try RelayBenchSupport.jobExecutable()
+        let directory = try RelayBenchSupport.scratch("relay-api")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var children: [Process] = []
+        defer { for child in children where child.isRunning { kill(child.processIdentifier, SIGTERM); child.waitUntilExit() } }
+
+        // A store of operator-provisioned Device IDs: each gets at most 5 triggers, under the 10-a-minute limit.
+        let devices = clients * requests / 5 + clients
+        let store = directory + "/relay.sqlite"
+        try seed(store, job: job, devices: devices)
+        let environment = ["HOME": directory, "PATH": "/usr/bin:/bin", "STOREKIT_BUNDLE_ID": "eu.vaultsync.app", "STOREKIT_PRODUCT_IDS": "relay"]
+        let (server, serverPort) = try startServer(job, store: store, options: ["--no-push", "--threads", String(threads)], environment: environment, directory: directory)
+        children.append(server)
+        let (nginx, nginxPort, staticPort) = try startNginx(directory: directory, upstreamPort: serverPort)
+        children.append(nginx)
+        print("relay-api: \(clients) keep-alive clients × \(requests) requests through nginx (TLS) → serve-relay (\(threads) threads), on loopback")
+
+        var next = 0
+        let trigger = try load(directory: directory, label: "trigger", clients: clients, requests: requests) { _ in
+            defer { next += 1 }
+            return (url: "https://127.0.0.1:\(nginxPort)/api/v1/trigger", body: "{\\\"device_id\\\":\\\"\(deviceID(next % devices))\\\"}")
+        }
+        let staticFile = try load(directory: directory, label: "static", clients: clients, requests: requests) { _ in
+            (url: "https://127.0.0.1:\(staticPort)/api/v1/health", body: nil)
+        }
+        guard trigger.codes[202, default: 0] == clients * requests else { throw BenchFailure("not every trigger was accepted: \(trigger.codes)") }
+        print("  \("through nginx".padding(toLength: 30, withPad: " ", startingAt: 0)) requests  answers        seconds  requests/s  p50 ms  p99 ms")
+        for (name, result) in [("POST /api/v1/trigger (relay)", trigger), ("GET static file (nginx)", staticFile)] {
+            let answers = result.codes.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
+            print("  \(name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(String(result.count).padding(toLength: 9, withPad: " ", startingAt: 0)) \(answers.padding(toLength: 14, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.seconds, 2).padding(toLength: 8, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(Double(result.count) / result.seconds, 0).padding(toLength: 11, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.p50 * 1000, 2).padding(toLength: 7, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.p99 * 1000, 2))")
+        }
+        print("  ratio relay/static: \(RelayBenchSupport.format((Double(trigger.count) / trigger.seconds) / (Double(staticFile.count) / staticFile.seconds), 3))")
+
+        // Trigger → push: a pushing serve-relay over a fresh store, the APNs stand-in, one trigger at a time.
+        let (standIn, apnsEnvironment) = try startStandIn(directory: directory)
+        children.append(standIn)
+        let pushStore = directory + "/push.sqlite"
+        try seed(pushStore, job: job, devices: samples)
+        let (pushServer, pushPort) = try startServer(job, store: pushStore, options: [], environment: environment.merging(apnsEnvironment) { $1 },
+                                                     directory: directory)
+        children.append(pushServer)
+        let client = HTTPClient(options: HTTPClient.Options(connectTimeout: 5, totalTimeout: 10, httpVersion: .http1_1))
+        var latencies: [Double] = []
+        for i in 0..<samples {
+            let before = try lines(directory + "/apns.jsonl")
+            let start = DispatchTime.now()
+            let answer = try client.send(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(pushPort)/api/v1/trigger", headers: [("Content-Type", "application/json")],
+                                                     body: Array("{\"device_id\":\"\(deviceID(i))\"}".utf8)))
+            guard answer.status == 202 else { throw BenchFailure("trigger answered \(answer.status)") }
+            let deadline = Date().addingTimeInterval(10)
+            while try lines(directory + "/apns.jsonl") == before {
+                guard Date() < deadline else { throw BenchFailure("no push reached the APNs stand-in within 10 s") }
+                usleep(1_000)
+            }
+            latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+            usleep(200_000)
+        }
+        latencies.sort()
+        print("  trigger → APNs stand-in (serve-relay starts send-wakeups, \(samples) samples): median \(RelayBenchSupport.format(latencies[latencies.count / 2] * 1000, 0)) ms, "
+              + "p90 \(RelayBenchSupport.format(latencies[min(latencies.count - 1, latencies.count * 9 / 10)] * 1000, 0)) ms, max \(RelayBenchSupport.format(latencies.last! * 1000, 0)) ms")
+    }
+
+    /// A valid Syncthing Device ID for `n` (base32, eight dashed groups of seven).
+    static func deviceID(_ n: Int) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+        var x = UInt64(n) &* 0x9E37_79B9_7F4A_7C15 &+ 777
+        var chars: [Character] = []
+        for _ in 0..<56 {
+            x = x &* 6364136223846793005 &+ 1442695040888963407
+            chars.append(alphabet[Int(x >> 59)])
+        }
+        return stride(from: 0, to: 56, by: 7).map { String(chars[$0..<$0 + 7]) }.joined(separator: "-")
+    }
+
+    private static func seed(_ store: String, job: String, devices: Int) throws {
+        let db = try RelayBenchSupport.createStore(store, job: job)
+        try RegistrationSeeder.seed(database: db, storeKey: try RelayBenchSupport.storeKey(store), devices: devices, tokensPerDevice: 1,
+                                    registeredAt: 1_780_000_000_000, triggeredAt: nil, deviceID: deviceID,
+                                    token: { i, _ in String(format: "%08x", i) + String(repeating: "ab", count: 28) }, result: { _, _ in .none })
+        // Operator-provisioned, as `job relay register` makes them.
+        try db.write { db in try db.execute("INSERT INTO relay_entitlements (device_id, kind, verified_at) SELECT id, 'operator', created_at FROM relay_devices") }
+    }
+
+    private static func startServer(_ job: String, store: String, options: [String], environment: [String: String], directory: String) throws -> (Process, Int) {
+        let out = directory + "/serve-\(UUID().uuidString.prefix(6)).out"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: job)
+        process.arguments = ["--store", store, "serve-relay", "--listen", "127.0.0.1:0"] + options
+        process.environment = environment
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && process.isRunning {
+            if let line = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+               let port = Int(line.split(separator: ":").last ?? "") { return (process, port) }
+            usleep(20_000)
+        }
+        throw BenchFailure("serve-relay did not start")
+    }
+
+    private static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// nginx with the shipped site (ports and a fresh certificate substituted) and a static-file server beside it.
+    private static func startNginx(directory d: String, upstreamPort: Int) throws -> (Process, Int, Int) {
+        let made = try RelayBenchSupport.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                                  "-keyout", d + "/tls.key", "-out", d + "/tls.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
+                                                                  "-addext", "subjectAltName=IP:127.0.0.1"])
+        guard made.status == 0 else { throw BenchFailure("openssl: \(made.stderr)") }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        var site = try String(contentsOfFile: root + "/jobs/nginx-relay.conf", encoding: .utf8)
+        let nginxPort = freePort(), staticPort = freePort()
+        for (from, to) in [("server 127.0.0.1:8480;", "server 127.0.0.1:\(upstreamPort);"), ("listen 443 ssl;", "listen 127.0.0.1:\(nginxPort) ssl;"),
+                           ("listen [::]:443 ssl;", ""), ("/etc/ssl/relay/fullchain.pem", d + "/tls.pem"), ("/etc/ssl/relay/privkey.pem", d + "/tls.key"),
+                           ("keepalive_requests 1000;", "keepalive_requests 100000;"), ("limit_conn relay_per_address 64;", "limit_conn relay_per_address 4096;")] {
+            site = site.replacingOccurrences(of: from, with: to)
+        }
+        try site.write(toFile: d + "/site.conf", atomically: true, encoding: .utf8)
+        try "{\"status\":\"ok\",\"version\":\"1.0.0\"}".write(toFile: d + "/health.json", atomically: true, encoding: .utf8)
+        let config = """
+            worker_processes 2;
+            user root;
+            daemon off;
+            pid \(d)/nginx.pid;
+            error_log \(d)/nginx-error.log warn;
+            events { worker_connections 4096; }
+            http {
+                client_body_temp_path \(d)/body; proxy_temp_path \(d)/proxy; fastcgi_temp_path \(d)/fastcgi;
+                uwsgi_temp_path \(d)/uwsgi; scgi_temp_path \(d)/scgi;
+                default_type application/json;
+                include \(d)/site.conf;
+                server {
+                    listen 127.0.0.1:\(staticPort) ssl;
+                    ssl_certificate \(d)/tls.pem; ssl_certificate_key \(d)/tls.key;
+                    ssl_protocols TLSv1.2 TLSv1.3;
+                    access_log off;
+                    keepalive_requests 100000;
+                    location = /api/v1/health { alias \(d)/health.json; }
+                }
+            }
+            """
+        try config.write(toFile: d + "/nginx.conf", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        process.arguments = ["-c", d + "/nginx.conf", "-p", d]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let client = HTTPClient(options: HTTPClient.Options(connectTimeout: 2, totalTimeout: 5, tls: TLSOptions(caFile: d + "/tls.pem")))
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if (try? client.send(HTTPRequest(url: "https://127.0.0.1:\(nginxPort)/api/v1/health")))?.status == 200 { return (process, nginxPort, staticPort) }
+            usleep(20_000)
+        }
+        throw BenchFailure("nginx did not start: \((try? String(contentsOfFile: d + "/nginx-error.log", encoding: .utf8)) ?? "")")
+    }
+
+    struct LoadResult {
+        var count = 0
+        var codes: [Int: Int] = [:]
+        var seconds = 0.0
+        var p50 = 0.0
+        var p99 = 0.0
+    }
+
+    /// `clients` curl processes at once, each sending its `requests` one after the other on one keep-alive connection.
+    private static func load(directory: String, label: String, clients: Int, requests: Int, request: (Int) -> (url: String, body: String?)) throws -> LoadResult {
+        var processes: [(Process, String)] = []
+        var configs: [String] = []
+        for c in 0..<clients {
+            var lines: [String] = []
+            for r in 0..<requests {
+                let (url, body) = request(c * requests + r)
+                if r > 0 { lines.append("next") }
+                lines += ["silent", "cacert = \"\(directory)/tls.pem\"", "url = \"\(url)\"", "output = \"/dev/null\"", "write-out = \"%{http_code} %{time_total}\\n\""]
+                if let body { lines += ["request = \"POST\"", "header = \"Content-Type: application/json\"", "data = \"\(body)\""] }
+            }
+            let config = directory + "/\(label)-\(c).cfg"
+            try lines.joined(separator: "\n").write(toFile: config, atomically: true, encoding: .utf8)
+            configs.append(config)
+        }
+        let start = DispatchTime.now()
+        for (c, config) in configs.enumerated() {
+            let out = directory + "/\(label)-\(c).out"
+            _ = FileManager.default.createFile(atPath: out, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = ["--config", config]
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            processes.append((process, out))
+        }
+        for (process, _) in processes { process.waitUntilExit() }
+        var result = LoadResult()
+        result.seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        var times: [Double] = []
+        for (_, out) in processes {
+            for line in try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                guard fields.count == 2, let code = Int(fields[0]), let time = Double(fields[1]) else { continue }
+                result.codes[code, default: 0] += 1
+                times.append(time)
+            }
+        }
+        times.sort()
+        result.count = times.count
+        if !times.isEmpty {
+            result.p50 = times[times.count / 2]
+            result.p99 = times[min(times.count - 1, times.count * 99 / 100)]
+        }
+        return result
+    }
+
+    /// The HTTP/2 APNs stand-in with a fresh provider key; returns it and the APNS_* environment pointing at it.
+    private static func startStandIn(directory: String) throws -> (Process, [String: String]) {
+        let key = try P256PrivateKey.generate()
+        let keyFile = directory + "/AuthKey.p8"
+        try key.pkcs8PEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let (keyID, teamID, topic) = ("BENCHKEY01", "BENCHTEAM1", "eu.vaultsync.app")
+        let script: [String: Any] = ["p8": keyFile, "key_id": keyID, "team_id": teamID, "topic": topic, "answers": [String: Any](), "default": ["status": 200]]
+        try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: directory + "/apns-script.json"))
+        _ = FileManager.default.createFile(atPath: directory + "/apns.jsonl", contents: nil)
+        let portFile = directory + "/apns-port.txt"
+        _ = FileManager.default.createFile(atPath: portFile, contents: nil)
+        try FileManager.default.createDirectory(atPath: directory + "/apns", withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-u", RelayBenchSupport.peersDirectory + "/apns_standin.py", "--script", directory + "/apns-script.json", "--log", directory + "/apns.jsonl",
+                             "--cert-dir", directory + "/apns"]
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: portFile))
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
+            if let port = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") }).flatMap({ Int($0.dropFirst(5)) }) {
+                return (process, ["APNS_KEY_FILE": keyFile, "APNS_KEY_ID": keyID, "APNS_TEAM_ID": teamID, "APNS_TOPIC": topic,
+                                  "APNS_URL": "https://127.0.0.1:\(port)", "APNS_CA_FILE": directory + "/apns/ca.pem"])
+            }
+            usleep(50_000)
+        }
+        throw BenchFailure("the APNs stand-in did not start (needs python3-h2 and python3-cryptography)")
+    }
+
+    private static func lines(_ path: String) throws -> Int {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count
+    }
+}

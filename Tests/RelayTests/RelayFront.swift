@@ -1,0 +1,150 @@
+import Foundation
+import HTTPClient
+import TestSupport
+
+/// The relay's front door as deployed, on loopback: the real `job serve-relay` over a store, and a real nginx
+/// running the shipped `jobs/nginx-relay.conf` (ports and a test certificate substituted) in front of it.
+final class RelayFront: @unchecked Sendable {
+    static let nginx = "/usr/sbin/nginx"
+    static var isNginxInstalled: Bool { FileManager.default.isExecutableFile(atPath: nginx) }
+    static var repositoryRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    let directory = TemporaryDirectory("front")
+    let store: String
+    let environment: [String: String]
+    private(set) var servers: [JobProcess.Running] = []
+    private(set) var serverPorts: [Int] = []
+    private var nginxProcess: Process?
+    private(set) var nginxPort = 0
+    private(set) var staticPort = 0
+    var caFile: String { directory.file("tls.pem") }
+    var url: String { "https://127.0.0.1:\(nginxPort)" }
+    var directURL: String { "http://127.0.0.1:\(serverPorts[0])" }
+
+    /// The store and environment the servers get (`STOREKIT_*` for `chain`, plus `extra`).
+    init(chain: StoreKitChain?, extra: [String: String] = [:]) {
+        store = directory.file("relay.sqlite")
+        var env = JobProcess.environment(home: directory.path, ["STOREKIT_BUNDLE_ID": StoreKitChain.bundleID, "STOREKIT_PRODUCT_IDS": StoreKitChain.productID])
+        if let chain { env["STOREKIT_ROOT_CA_FILE"] = chain.rootFile }
+        for (key, value) in extra { env[key] = value }
+        environment = env
+    }
+
+    /// Starts one more `serve-relay --listen 127.0.0.1:0` and waits for its `listening on` line.
+    @discardableResult
+    func startServer(_ options: [String] = [], now: String? = nil) throws -> Int {
+        let running = try JobProcess.start(["--store", store] + (now.map { ["--now", $0] } ?? []) + ["serve-relay", "--listen", "127.0.0.1:0"] + options,
+                                           environment: environment)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if let line = running.stdoutSoFar.split(separator: "\n").first(where: { $0.hasPrefix("listening on 127.0.0.1:") }),
+               let port = Int(line.split(separator: ":").last ?? "") {
+                servers.append(running)
+                serverPorts.append(port)
+                return port
+            }
+            if !running.process.isRunning { break }
+            usleep(20_000)
+        }
+        running.signal(SIGKILL)
+        throw TestFailure("serve-relay did not start: \(running.stderrSoFar)")
+    }
+
+    /// Starts nginx with the shipped site in front of the first server, and a static-file server beside it.
+    func startNginx() throws {
+        let cert = directory.file("tls.pem"), key = directory.file("tls.key")
+        let made = try ExternalTool.run(StoreKitChain.openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                                "-keyout", key, "-out", cert, "-days", "30", "-subj", "/CN=127.0.0.1",
+                                                                "-addext", "subjectAltName=IP:127.0.0.1"])
+        guard made.status == 0 else { throw TestFailure("openssl: \(made.output)") }
+        nginxPort = unusedPort()
+        staticPort = unusedPort()
+        var site = try String(contentsOfFile: Self.repositoryRoot + "/jobs/nginx-relay.conf", encoding: .utf8)
+        for (from, to) in [("server 127.0.0.1:8480;", "server 127.0.0.1:\(serverPorts[0]);"), ("listen 443 ssl;", "listen 127.0.0.1:\(nginxPort) ssl;"),
+                           ("listen [::]:443 ssl;", ""), ("/etc/ssl/relay/fullchain.pem", cert), ("/etc/ssl/relay/privkey.pem", key)] {
+            guard site.contains(from) else { throw TestFailure("jobs/nginx-relay.conf no longer has \(from)") }
+            site = site.replacingOccurrences(of: from, with: to)
+        }
+        try site.write(toFile: directory.file("site.conf"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: directory.file("static"), withIntermediateDirectories: true)
+        try "{\"status\":\"ok\",\"version\":\"1.0.0\"}".write(toFile: directory.file("static/health.json"), atomically: true, encoding: .utf8)
+        let d = directory.path
+        let config = """
+            worker_processes 1;
+            user root;
+            daemon off;
+            pid \(d)/nginx.pid;
+            error_log \(d)/nginx-error.log warn;
+            events { worker_connections 4096; }
+            http {
+                client_body_temp_path \(d)/body; proxy_temp_path \(d)/proxy; fastcgi_temp_path \(d)/fastcgi;
+                uwsgi_temp_path \(d)/uwsgi; scgi_temp_path \(d)/scgi;
+                default_type application/json;
+                include \(d)/site.conf;
+                server {
+                    listen 127.0.0.1:\(staticPort) ssl;
+                    ssl_certificate \(cert); ssl_certificate_key \(key);
+                    access_log off;
+                    keepalive_requests 100000;
+                    location = /api/v1/health { alias \(d)/static/health.json; }
+                }
+            }
+            """
+        try config.write(toFile: directory.file("nginx.conf"), atomically: true, encoding: .utf8)
+        let test = try ExternalTool.run(Self.nginx, ["-t", "-c", directory.file("nginx.conf"), "-p", d])
+        guard test.status == 0 else { throw TestFailure("nginx -t: \(test.output)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.nginx)
+        process.arguments = ["-c", directory.file("nginx.conf"), "-p", d]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.file("nginx-error.log")))
+        try process.run()
+        nginxProcess = process
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let answer = try? client().send(HTTPRequest(url: url + "/api/v1/health")), answer.status == 200 { return }
+            usleep(20_000)
+        }
+        throw TestFailure("nginx did not answer: \((try? String(contentsOfFile: directory.file("nginx-error.log"), encoding: .utf8)) ?? "")")
+    }
+
+    func client(timeout: Double = 10) -> HTTPClient {
+        HTTPClient(options: HTTPClient.Options(connectTimeout: 5, totalTimeout: timeout, maxResponseBodyBytes: 1 << 16, httpVersion: .http1_1,
+                                               tls: TLSOptions(caFile: caFile)))
+    }
+
+    /// `POST`s (or `method`s) `object` as JSON to `path` at `base` (nginx by default); returns status, JSON body and headers.
+    @discardableResult
+    func send(_ method: String = "POST", _ path: String, _ object: [String: Any]? = nil, raw: [UInt8]? = nil, contentType: String = "application/json",
+              base: String? = nil) throws -> (status: Int, json: [String: Any], response: HTTPResponse) {
+        let body = try raw ?? object.map { Array(try JSONSerialization.data(withJSONObject: $0)) }
+        let request = HTTPRequest(method: method, url: (base ?? url) + path, headers: body == nil ? [] : [("Content-Type", contentType)], body: body)
+        let response = try client().send(request)
+        let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+        return (response.status, json, response)
+    }
+
+    /// Everything the servers wrote so far (stdout and stderr).
+    var serverOutput: String { servers.map { $0.stdoutSoFar + $0.stderrSoFar }.joined(separator: "\n") }
+
+    /// Stops nginx and every server (SIGTERM, then reaped); returns the servers' results.
+    @discardableResult
+    func stop() -> [JobProcess.Result] {
+        if let nginxProcess, nginxProcess.isRunning {
+            kill(nginxProcess.processIdentifier, SIGTERM)
+            nginxProcess.waitUntilExit()
+        }
+        nginxProcess = nil
+        let results = servers.compactMap { server -> JobProcess.Result? in
+            server.signal(SIGTERM)
+            return try? server.wait(timeout: 10)
+        }
+        servers = []
+        return results
+    }
+
+    deinit { stop() }
+}

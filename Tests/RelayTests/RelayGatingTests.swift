@@ -1,0 +1,295 @@
+import Foundation
+import HTTPClient
+import Testing
+import TestSupport
+
+/// What lets a trigger through (verified StoreKit, operator-provisioned, legacy until the cutoff), what
+/// provisioning refuses as stale or conflicting, and the limits: rate limits shared by processes, answer codes,
+/// caps and slow clients.
+@Suite(.serialized) struct RelayGatingTests {
+    let device = Fixture.deviceID(51)
+    let token = Fixture.token(51)
+
+    func cli(_ front: RelayFront, _ arguments: [String], now: String? = nil) throws -> JobProcess.Result {
+        try JobProcess.run(["--store", front.store] + (now.map { ["--now", $0] } ?? []) + arguments, environment: front.environment)
+    }
+
+    @Test func theLegacyNumericIdRefreshesOnlyAnExactLegacyRegistrationAndOnlyUntilTheCutoff() throws {
+        let front = RelayFront(chain: nil)
+        let legacyID = "1000000000000001"
+        let imported = try cli(front, ["relay", "register", "--device-id", device, "--apns-token", token, "--legacy-transaction-id", legacyID], now: "2026-09-01T00:00:00Z")
+        #expect(imported.exitCode == 0 && imported.stdout.contains("legacy"), "\(imported.stderr)")
+        let before = try front.startServer(["--no-push"], now: "2026-10-31T23:59:00Z")
+        let after = try front.startServer(["--no-push"], now: "2026-11-01T00:00:00Z")
+        defer { front.stop() }
+        let beforeURL = "http://127.0.0.1:\(before)", afterURL = "http://127.0.0.1:\(after)"
+        func provision(_ body: [String: Any], _ base: String) throws -> Int { try front.send("POST", "/api/v1/provision", body, base: base).status }
+
+        #expect(try provision(["device_id": device, "apns_token": token, "transaction_id": legacyID], beforeURL) == 200)
+        // Never creates or widens a registration: another token, another id, another Device ID are all 409.
+        #expect(try provision(["device_id": device, "apns_token": Fixture.token(52), "transaction_id": legacyID], beforeURL) == 409)
+        #expect(try provision(["device_id": device, "apns_token": token, "transaction_id": "1000000000000002"], beforeURL) == 409)
+        #expect(try provision(["device_id": Fixture.deviceID(52), "apns_token": token, "transaction_id": legacyID], beforeURL) == 409)
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: beforeURL).status == 202)
+        let shown = try cli(front, ["--json", "relay", "show"])
+        #expect(try shown.jsonObject()["tokens"] as? Int == 1 && (try shown.jsonObject()["legacy_devices"] as? Int) == 1)
+
+        // From 2026-11-01 the numeric id is refused and the legacy registration no longer lets triggers through.
+        #expect(try provision(["device_id": device, "apns_token": token, "transaction_id": legacyID], afterURL) == 403)
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: afterURL).status == 402)
+        // A status request never accepts legacy evidence.
+        #expect(try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": legacyID], base: beforeURL).status == 403)
+    }
+
+    @Test func operatorProvisionedDevicesPassUntilUnregisteredOrTheirExpiryAndShowTellsTheKindsApart() throws {
+        let front = RelayFront(chain: nil)
+        let other = Fixture.deviceID(53)
+        #expect(try cli(front, ["relay", "register", "--device-id", device, "--apns-token", token], now: "2026-05-01T00:00:00Z").exitCode == 0)
+        #expect(try cli(front, ["relay", "register", "--device-id", other, "--apns-token", Fixture.token(53), "--expires", "2026-06-01T00:00:00Z"],
+                        now: "2026-05-01T00:00:00Z").exitCode == 0)
+        #expect(try cli(front, ["relay", "register", "--device-id", other, "--apns-token", token, "--expires", "someday"]).exitCode == 64)
+        let port = try front.startServer(["--no-push"], now: "2026-07-01T00:00:00Z")
+        defer { front.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base).status == 202)
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": other], base: base).status == 402)
+        let shown = try cli(front, ["--json", "relay", "show"]).jsonObject()
+        #expect(shown["operator_devices"] as? Int == 2 && shown["storekit_devices"] as? Int == 0 && shown["devices_awaiting_push"] as? Int == 1)
+        // The existing commands keep working: relay trigger records, unregister removes (and the gate closes).
+        #expect(try cli(front, ["relay", "unregister", "--device-id", device, "--apns-token", token]).exitCode == 0)
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base).status == 403)
+    }
+
+    @Test func revokedEvidenceStopsTriggersAndOlderOrConflictingTransactionsAre409() throws {
+        let chain = try StoreKitChain()
+        let front = RelayFront(chain: chain)
+        let port = try front.startServer(["--no-push"])
+        defer { front.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        // Signed after the test certificates were made (their validity starts now), the older one 5 minutes before the current.
+        let now = Date().addingTimeInterval(600)
+        let current = try chain.jws(StoreKitChain.payload(now: now))
+        let older = try chain.jws(StoreKitChain.payload(now: now.addingTimeInterval(-300)))
+        let another = try chain.jws(StoreKitChain.payload(now: now, original: "2000000999999999"))
+        let body = { (jws: String) -> [String: Any] in ["device_id": self.device, "apns_token": self.token, "transaction_id": jws] }
+
+        #expect(try front.send("POST", "/api/v1/provision", body(current), base: base).status == 200)
+        let stale = try front.send("POST", "/api/v1/provision", body(older), base: base)
+        #expect(stale.status == 409 && stale.json["error"] as? String == "stale-transaction", "\(stale.json)")
+        let conflicting = try front.send("POST", "/api/v1/provision", body(another), base: base)
+        #expect(conflicting.status == 409 && conflicting.json["error"] as? String == "conflicting-subscription")
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base).status == 202)
+
+        // Apple revoked it: the newer signed evidence is refused (403) and also closes the gate for this Device ID.
+        let revoked = try chain.jws(StoreKitChain.payload(now: now.addingTimeInterval(1), ["revocationDate": Int64(now.timeIntervalSince1970 * 1000)]))
+        #expect(try front.send("POST", "/api/v1/provision", body(revoked), base: base).status == 403)
+        let refused = try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base)
+        #expect(refused.status == 403 && refused.json["error"] as? String == "subscription-revoked")
+        #expect(try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": current], base: base).status == 403)
+    }
+
+    @Test func aTriggerInsideTheDebounceWindowIsObservedAtOnceButPushedOnlyWhenTheWindowEnds() throws {
+        let apns = try APNsStandIn()
+        defer { apns.stop() }
+        let front = RelayFront(chain: nil, extra: apns.environment())
+        #expect(try cli(front, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0)
+        let first = try front.startServer(["--no-push"], now: "@1800000000")
+        let second = try front.startServer(["--no-push"], now: "@1800000010")
+        defer { front.stop() }
+        func pass(_ now: String) throws -> [String: Any] {
+            let result = try JobProcess.run(["--store", front.store, "--now", now, "--json", "send-wakeups"], environment: front.environment)
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            return try result.jsonObject()["counts"] as? [String: Any] ?? [:]
+        }
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(first)").status == 202)
+        #expect(try pass("@1800000001")["delivered"] as? Int == 1)
+        // 9 s after that push: accepted and observed (the time is stored before the debounce) ...
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(second)").status == 202)
+        #expect(try cli(front, ["--json", "relay", "show"]).jsonObject()["devices_awaiting_push"] as? Int == 1)
+        // ... but not another push inside the 30 s window; one push once it has passed.
+        #expect(try pass("@1800000020")["pushes"] as? Int == 0)
+        #expect(try pass("@1800000032")["delivered"] as? Int == 1)
+        #expect(try apns.received().count == 2)
+    }
+
+    @Test func answerCodesForRoutesMethodsMediaTypesMalformedJsonAndOversizedBodies() throws {
+        try #require(RelayFront.isNginxInstalled, "Debian's nginx package is required")
+        let front = RelayFront(chain: nil)
+        try front.startServer(["--no-push"])
+        try front.startNginx()
+        defer { front.stop() }
+        for base in [front.url, front.directURL] {
+            #expect(try front.send("GET", "/api/v1/nope", base: base).status == 404)
+            #expect(try front.send("POST", "/api/v2/trigger", ["device_id": device], base: base).status == 404)
+            let wrongMethod = try front.send("GET", "/api/v1/trigger", base: base)
+            #expect(wrongMethod.status == 405 && wrongMethod.response.header("Allow") == "POST")
+            #expect(try front.send("POST", "/api/v1/trigger", raw: Array("device_id=x".utf8), contentType: "application/x-www-form-urlencoded", base: base).status == 415)
+            for malformed in ["{\"device_id\":", "[]", "{\"device_id\":\"\(device)\",\"device_id\":\"\(Fixture.deviceID(54))\"}", "{\"device_id\":\"nope\"}",
+                              "{\"device_id\":7}", "{\"device_id\":\"\(device)\"} trailing"] {
+                let answer = try front.send("POST", "/api/v1/trigger", raw: Array(malformed.utf8), base: base)
+                #expect(answer.status == 400, "\(malformed) → \(answer.status)")
+            }
+            let big = Array("{\"device_id\":\"\(device)\",\"pad\":\"\(String(repeating: "x", count: 20_000))\"}".utf8)
+            #expect(try front.send("POST", "/api/v1/trigger", raw: big, base: base).status == 413)
+        }
+        // Straight to serve-relay, a body announced too large is refused before it is read.
+        let answer = try RawConnection(port: front.serverPorts[0]).exchange(
+            "POST /api/v1/trigger HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+        #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer)")
+    }
+
+    @Test func rateLimitsPerDeviceIdHoldAcrossTwoServeRelayProcessesOnOneStore() throws {
+        let front = RelayFront(chain: nil)
+        #expect(try cli(front, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0)
+        let a = try front.startServer(["--no-push"]), b = try front.startServer(["--no-push"])
+        defer { front.stop() }
+        var statuses: [Int] = []
+        for n in 0..<10 { statuses.append(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(n % 2 == 0 ? a : b)").status) }
+        #expect(statuses == Array(repeating: 202, count: 10))
+        let limited = try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(b)")
+        #expect(limited.status == 429)
+        let retryAfter = Int(limited.response.header("Retry-After") ?? "") ?? 0
+        #expect((1...60).contains(retryAfter))
+        // Another Device ID has its own budget; status is limited too (12 a minute).
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": Fixture.deviceID(55)], base: "http://127.0.0.1:\(a)").status == 403)
+        var statusCodes: [Int] = []
+        for _ in 0..<13 { statusCodes.append(try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": "x.y.z"], base: "http://127.0.0.1:\(a)").status) }
+        #expect(statusCodes.prefix(12).allSatisfy { $0 == 400 } && statusCodes.last == 429, "\(statusCodes)")
+        // Each process logs only counts of what it answered when it stops.
+        let results = front.stop()
+        let logs = results.map(\.stderr).joined(separator: "\n")
+        // a answered 5 triggers, 1 refused trigger, 12 refused and 1 limited status; b 5 triggers and 1 limited trigger.
+        #expect(logs.contains("event=relay-api.stopped answered_ok=5 refused=13 rate_limited=1 failed=0"), "\(logs)")
+        #expect(logs.contains("event=relay-api.stopped answered_ok=5 refused=0 rate_limited=1 failed=0"), "\(logs)")
+        #expect(!logs.contains(device))
+    }
+
+    @Test func slowAndIdleClientsAreCutAndCannotHoldTheServer() throws {
+        let front = RelayFront(chain: nil)
+        let port = try front.startServer(["--no-push", "--idle-timeout", "2", "--request-timeout", "2", "--max-connections", "400"])
+        defer { front.stop() }
+        // 200 connections that never finish their headers.
+        var idle: [RawConnection] = []
+        for _ in 0..<200 {
+            let connection = try RawConnection(port: port)
+            connection.send("POST /api/v1/trigger HTTP/1.1\r\nHost: x\r\n")
+            idle.append(connection)
+        }
+        let started = Date()
+        let health = try front.send("GET", "/api/v1/health", base: "http://127.0.0.1:\(port)")
+        #expect(health.status == 200 && Date().timeIntervalSince(started) < 10, "served while 200 idle connections are open")
+
+        // A body trickled one byte every 300 ms is cut at the request deadline, long before it could finish (30 s).
+        let trickle = try RawConnection(port: port)
+        trickle.send("POST /api/v1/trigger HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+        let trickleStart = Date()
+        var cut = false
+        while Date().timeIntervalSince(trickleStart) < 15 {
+            if !trickle.send("x") || trickle.isClosed() { cut = true; break }
+            usleep(300_000)
+        }
+        #expect(cut && Date().timeIntervalSince(trickleStart) < 10, "the trickling request was cut at its deadline")
+        // The idle ones were closed by the idle timeout.
+        #expect(idle.prefix(20).allSatisfy { $0.isClosed(waiting: 5) })
+    }
+}
+
+extension RelayGatingTests {
+    /// Started the way serve-relay.socket starts it: systemd's own `systemd-socket-activate` binds the socket and
+    /// passes it (`LISTEN_FDS`, `LISTEN_PID`); serve-relay answers on it without --listen.
+    @Test func serveRelayAnswersOnTheSocketSystemdPasses() throws {
+        let activate = "/usr/bin/systemd-socket-activate"
+        try #require(FileManager.default.isExecutableFile(atPath: activate), "systemd's systemd-socket-activate is required")
+        let front = RelayFront(chain: nil)
+        let port = unusedPort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: activate)
+        // systemd-socket-activate passes only the variables given with -E.
+        process.arguments = ["-l", "127.0.0.1:\(port)"] + front.environment.flatMap { ["-E", "\($0.key)=\($0.value)"] }
+            + ["--", JobProcess.executablePath, "--store", front.store, "serve-relay", "--no-push"]
+        process.environment = front.environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        var health: Int?
+        let deadline = Date().addingTimeInterval(15)
+        while health != 200 && Date() < deadline {
+            health = try? front.send("GET", "/api/v1/health", base: "http://127.0.0.1:\(port)").status
+            if health != 200 { usleep(50_000) }
+        }
+        #expect(health == 200)
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(port)").status == 403)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func idleClientsHoldingEveryConnectionSlotAreCutSoTheNextClientIsServed() throws {
+        let front = RelayFront(chain: nil)
+        let port = try front.startServer(["--no-push", "--max-connections", "8", "--threads", "2", "--idle-timeout", "2"])
+        defer { front.stop() }
+        // Eight clients take every slot and send nothing; the ninth waits in the backlog, not refused.
+        var held: [RawConnection] = []
+        for _ in 0..<8 { held.append(try RawConnection(port: port)) }
+        usleep(200_000)
+        let started = Date()
+        let health = try front.send("GET", "/api/v1/health", base: "http://127.0.0.1:\(port)")
+        #expect(health.status == 200 && Date().timeIntervalSince(started) < 10, "served once the idle timeout freed a slot")
+        #expect(held.allSatisfy { $0.isClosed(waiting: 5) })
+    }
+}
+
+/// A raw loopback TCP connection for requests no HTTP client would send (half headers, trickled bodies).
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard connected == 0 else { close(fd); throw TestFailure("cannot connect") }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { close(fd) }
+
+    @discardableResult
+    func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Whether the peer closed the connection (waiting up to `waiting` seconds for it).
+    func isClosed(waiting: Double = 0) -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(waiting * 1000)) > 0 else { return false }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n == 0 { return true }
+            if n < 0 { return errno != EAGAIN && errno != EWOULDBLOCK }
+        }
+    }
+
+    /// Sends `request` and reads the answer until the peer closes or 5 s pass.
+    func exchange(_ request: String) -> String {
+        send(request)
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 200) > 0 else { if !answer.isEmpty { break }; continue }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer += buffer[0..<n]
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+}
