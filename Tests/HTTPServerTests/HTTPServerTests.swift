@@ -108,6 +108,7 @@ import Testing
 }
 
 /// Statuses collected from several threads.
+// @unchecked: `storage` is read and written only while `lock` is held.
 final class LockedArray: @unchecked Sendable {
     private let lock = NSLock()
     private var storage: [Int] = []

@@ -2,6 +2,7 @@ import Foundation
 
 /// Counts of the answers `serve-relay` gave, by class, for its stop log line (counts only, never what was asked).
 final class AnswerTally: @unchecked Sendable {
+    // @unchecked: `counts` is read and written only while `lock` is held.
     private let lock = NSLock()
     private var counts: [Int: Int] = [:]
 

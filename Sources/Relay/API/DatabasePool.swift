@@ -5,6 +5,7 @@ import Store
 /// Store connections for the server's worker threads: each request checks one out, uses it alone, and
 /// returns it. A connection is never used by two requests at once; idle ones are kept up to `keep`.
 final class DatabasePool: @unchecked Sendable {
+    // @unchecked: `idle` is touched only under `lock`; a checked-out Database is used by that one request's thread alone.
     let path: String
     let keep: Int
     private var idle: [Database] = []
