@@ -73,13 +73,18 @@ final class MeshNode {
         return frames.count
     }
 
-    /// Puts one frame on the air as it is (a relayed frame keeps its bytes but for the TTL), with its retention:
+    /// Puts one frame this node built on the air, with its retention:
     /// a frame carrying a file in the clear is handed over to its next hop and expires early (`OutboxRetention`).
     /// `sendID` ties the frame to the private-file send it carries.
     func enqueue(_ frame: BitchatPacket, sendID: Int64? = nil) throws {
+        try enqueue(wire: try frame.encoded(), of: frame, sendID: sendID)
+    }
+
+    /// Puts the bytes `wire` of `frame` on the air exactly as given: how a relay forwards a frame it heard.
+    func enqueue(wire: [UInt8], of frame: BitchatPacket, sendID: Int64? = nil) throws {
         let plan = OutboxRetention.plan(for: frame, me: identity.peerID, now: now)
         _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at, handover_to, expires_at, send_id) VALUES (?, ?, ?, ?, ?)",
-                                 [try frame.encoded(), now, plan.handoverTo, plan.expiresAt, sendID])
+                                 [wire, now, plan.handoverTo, plan.expiresAt, sendID])
     }
 
     // MARK: Sessions
