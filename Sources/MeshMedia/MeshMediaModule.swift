@@ -35,6 +35,7 @@ public enum MeshMediaModule {
         commands: [
             MeshInitCommand(), MeshAnnounceCommand(), MeshPeersCommand(), MeshExchangeCommand(),
             MeshSendFileCommand(), MeshSendsCommand(), MeshPanicWipeCommand(),
+            MeshFilesListCommand(), MeshFilesExportCommand(), MeshFilesDeleteCommand(),
             MeshBuildsAddCommand(), MeshBuildsListCommand(), MeshPolicySetCommand(),
         ],
         settings: [
