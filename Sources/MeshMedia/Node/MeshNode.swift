@@ -55,6 +55,20 @@ final class MeshNode {
                                         payload: try announce.encoded()))
     }
 
+    /// Transmits the signed announce and records when, for the outbox pass's cadence. Returns the frame count.
+    @discardableResult
+    func announce() throws -> Int {
+        let frames = try transmit(try announcePacket())
+        _ = try database.execute("UPDATE mesh_node SET announced_at = ? WHERE id = 1", [now])
+        return frames
+    }
+
+    /// Whether an announce is due: none yet, or the last one is `interval` ms old (or from the future).
+    func announceDue(interval: Int64) throws -> Bool {
+        guard let last = try database.scalar("SELECT announced_at FROM mesh_node WHERE id = 1") as Int64? else { return true }
+        return now - last >= interval || last > now
+    }
+
     /// A packet directed to `peerID`; v2 when the payload needs a 4-byte length or a source route is given.
     func directed(_ type: BitchatPacket.MessageType, to peerID: [UInt8], payload: [UInt8], route: [[UInt8]] = []) -> BitchatPacket {
         let version: UInt8 = payload.count > Int(UInt16.max) || !route.isEmpty ? 2 : 1
