@@ -36,6 +36,7 @@ public enum MeshMediaModule {
             MeshInitCommand(), MeshAnnounceCommand(), MeshPeersCommand(), MeshExchangeCommand(),
             MeshSendFileCommand(), MeshSendsCommand(), MeshPanicWipeCommand(),
             MeshFilesListCommand(), MeshFilesExportCommand(), MeshFilesDeleteCommand(),
+            MeshShowCommand(), MeshSendsCancelCommand(), MeshSendsRetryCommand(), MeshSendsWithdrawConsentCommand(),
             MeshBuildsAddCommand(), MeshBuildsListCommand(), MeshPolicySetCommand(),
         ],
         settings: [

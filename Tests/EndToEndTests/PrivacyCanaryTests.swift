@@ -269,6 +269,12 @@ import TestSupport
             try s.job(a, ["media-inbox"])
         }
         try s.job(a, ["mesh", "sends"], json: true)
+        try s.job(a, ["mesh", "show"])
+        try s.job(a, ["mesh", "show"], json: true)
+        try s.job(a, ["mesh", "send-file", "--to", peerB, "--accept-unencrypted", file])   // send 3: controlled by hand
+        try s.job(a, ["mesh", "sends", "withdraw-consent", "3"])
+        try s.job(a, ["mesh", "sends", "cancel", "3"])
+        try s.job(a, ["mesh", "sends", "retry", "3"])   // refused: a cancelled send keeps no content
         s.deliveredToB = (try? FileManager.default.contentsOfDirectory(atPath: b + ".media")) ?? []
         // Received files: listed (name, sender), exported and deleted — identifiers on stdout only, never in the logs.
         try s.job(b, ["mesh", "files", "list"])

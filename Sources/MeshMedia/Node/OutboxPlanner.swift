@@ -15,7 +15,7 @@ import Store
 /// consented send does not fall back to the unencrypted form while it is under way.
 ///
 /// Consent belongs to one send: it is read here and cleared when the send is finished, whatever the outcome;
-/// the sealed file content is erased at the same time.
+/// the sealed file content is erased when the send is transmitted (a failed send keeps it sealed for a retry).
 struct OutboxPlanner {
     let node: MeshNode
     /// How long a send waits for the peer's 0x21 after it started waiting.
@@ -118,10 +118,13 @@ struct OutboxPlanner {
         return fragments
     }
 
+    /// Finishes a send: its consent is cleared; its sealed content is erased once transmitted, and kept (sealed)
+    /// after a failure so `mesh sends retry` can queue it again (`mesh sends cancel` or panic wipe erase it).
     private func finish(_ sendID: Int64, status: String, form: String?, reason: SendReason?, fragments: Int?) throws {
         _ = try node.database.execute("""
-            UPDATE mesh_sends SET status = ?, form = ?, reason = ?, fragments = ?, consent = 0, sealed = NULL, updated_at = ?
+            UPDATE mesh_sends SET status = ?, form = ?, reason = ?, fragments = ?, consent = 0,
+                   sealed = CASE WHEN ? = 'failed' THEN sealed END, updated_at = ?
             WHERE id = ?
-            """, [status, form, reason?.rawValue, fragments, node.now, sendID])
+            """, [status, form, reason?.rawValue, fragments, status, node.now, sendID])
     }
 }
