@@ -145,6 +145,18 @@ import Testing
         #expect(sent[0].count == 14 + 8 + packet.payload.count + 64)
     }
 
+    @Test func noiseHandshakeFramesAreStillPaddedAsIOSPadsThem() throws {
+        let lab = try pair()
+        _ = try lab.database("i").execute("DELETE FROM mesh_outbox")
+        try lab.job("i", ["mesh", "send-file", "--to", lab.id("b"), lab.file("h.bin", MeshLab.random(200))])
+        #expect(try lab.pass("i", "media-outbox")["waiting"] == 1)
+        let handshakes = try frames(lab, "i").filter { try BitchatPacket.decode($0).messageType == .noiseHandshake }
+        #expect(handshakes.count == 1)
+        // Message 1 (a 32-byte ephemeral key) in a v1 directed frame is 62 bytes, padded to the 256-byte block.
+        #expect(handshakes.first?.count == 256)
+        #expect(handshakes.first.map { Int($0.last!) } == 256 - 62)
+    }
+
     /// An announce of `node` with `payload` as its TLVs, signed with its real key, as frame bytes.
     func announce(_ lab: MeshLab, of node: String, payload: [UInt8]) throws -> [UInt8] {
         var packet = BitchatPacket(type: .announce, ttl: 7, timestamp: UInt64(lab.clock), senderID: try Hex.decode(lab.id(node)), payload: payload)
