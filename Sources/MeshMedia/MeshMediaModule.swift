@@ -35,10 +35,14 @@ public enum MeshMediaModule {
         commands: [
             MeshInitCommand(), MeshAnnounceCommand(), MeshPeersCommand(), MeshExchangeCommand(),
             MeshSendFileCommand(), MeshSendsCommand(), MeshPanicWipeCommand(),
+            MeshFilesListCommand(), MeshFilesExportCommand(), MeshFilesDeleteCommand(),
+            MeshShowCommand(), MeshSendsCancelCommand(), MeshSendsRetryCommand(), MeshSendsWithdrawConsentCommand(),
             MeshBuildsAddCommand(), MeshBuildsListCommand(), MeshPolicySetCommand(),
         ],
         settings: [
             .integer("mesh.proof-timeout-seconds", default: 5, in: 1...3600,
-                     "how long a send waits for a privateMedia peer's session proof before the no-proof rule applies"),
+                     "how long a send waits for a privateMedia peer's session proof before the no-proof rule applies (counted on a live link: the handshake must also have stalled for two outbox passes)"),
+            .integer("mesh.announce-interval-seconds", default: 300, in: 30...86_400,
+                     "how often media-outbox announces the node (nickname, keys, capabilities) when no announce went out meanwhile"),
         ])
 }

@@ -294,7 +294,21 @@ import TestSupport
             try s.job(a, ["media-inbox"])
         }
         try s.job(a, ["mesh", "sends"], json: true)
+        try s.job(a, ["mesh", "show"])
+        try s.job(a, ["mesh", "show"], json: true)
+        try s.job(a, ["mesh", "send-file", "--to", peerB, "--accept-unencrypted", file])   // send 3: controlled by hand
+        try s.job(a, ["mesh", "sends", "withdraw-consent", "3"])
+        try s.job(a, ["mesh", "sends", "cancel", "3"])
+        try s.job(a, ["mesh", "sends", "retry", "3"])   // refused: a cancelled send keeps no content
         s.deliveredToB = (try? FileManager.default.contentsOfDirectory(atPath: b + ".media")) ?? []
+        // Received files: listed (name, sender), exported and deleted — identifiers on stdout only, never in the logs.
+        try s.job(b, ["mesh", "files", "list"])
+        let received = try s.job(b, ["mesh", "files", "list"], json: true)
+        let receivedIDs = ((try? JSONSerialization.jsonObject(with: Data(received.stdout.utf8))) as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        if let id = receivedIDs.first {
+            try s.job(b, ["mesh", "files", "export", id, "--to", s.home.file("CANARY-export.bin")])
+            try s.job(b, ["mesh", "files", "delete", id])
+        }
         try s.job(a, ["mesh", "builds", "add", "--platform", "ios", "--version", "1.2.3", "--channel", "canary-channel", "--emitted-alias", "--expires", "2027-01-01T00:00:00Z"])
         s.extraCanaries.append("canary-channel")
         try s.job(a, ["mesh", "builds", "list"])

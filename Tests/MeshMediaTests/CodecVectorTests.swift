@@ -72,8 +72,8 @@ import Testing
         let wire = "01020701020304050607080000031011121314151617aabbcc"
         #expect(V.hex(try packet.encoded(padding: false)) == wire)
         #expect(try BitchatPacket.decode(V.h(wire)) == packet)
-        // Padded as sent: 25 bytes → 256-byte block, still decodes to the same packet.
-        let padded = try packet.encoded()
+        // Padded (as iOS sends Noise frames): 25 bytes → 256-byte block, still decodes to the same packet.
+        let padded = try packet.encoded(padding: true)
         #expect(padded.count == 256)
         #expect(padded.last == 231)
         #expect(try BitchatPacket.decode(padded) == packet)
@@ -160,8 +160,8 @@ import Testing
         let preimage = try signed.signingPreimage()
         let expected = BitchatPacket(version: 2, type: .fileTransfer, ttl: 0, timestamp: 77, senderID: V.rep(1, 8), recipientID: V.rep(2, 8),
                                      route: [V.rep(3, 8)], payload: V.h("aabb"))
-        #expect(preimage == (try expected.encoded()))
-        #expect(preimage.count == 256)   // padded as a normal encoding
+        #expect(preimage == (try expected.encoded(padding: true)))
+        #expect(preimage.count == 256)   // padded, as iOS builds the preimage
         #expect(preimage[2] == 0)
         #expect(preimage[11] == 0x09)    // hasRecipient | hasRoute only
         var relayed = signed

@@ -67,28 +67,21 @@ import TestSupport
         #expect(again["frames"] == nil && again["rejected_nested"] == nil)
     }
 
-    /// A v1 payload of 65,535 bytes that zlib shrinks to exactly 65,534: it decodes, but cannot be encoded again
-    /// (the 2-byte size prefix takes the compressed body past the v1 length field), so hashing it throws.
-    static func unencodableFrame(sender: [UInt8]) throws -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        let random = (0..<65_535).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        for zeros in 1..<400 {
-            let payload = [UInt8](repeating: 0, count: zeros) + random.prefix(65_535 - zeros)
-            guard Deflate.shouldCompress(payload), Deflate.compress(payload)?.count == 65_534 else { continue }
-            var frame: [UInt8] = [1, BitchatPacket.MessageType.message.rawValue, 7]
-            frame.appendBigEndian(UInt64(5))
-            frame.append(0)
-            frame.appendBigEndian(UInt16(65_535))
-            return frame + sender + payload
-        }
-        throw TestFailure("no payload compresses to exactly 65,534 bytes")
+    /// A broadcast frame from `sender` that `b` would relay, and a trigger in `b`'s store that refuses to queue any
+    /// frame from that sender: processing that one frame throws, as an unforeseen failure would. (Frames never fail
+    /// to encode again since relays forward the bytes as received, so the store stands in for the failure.)
+    static func poisonFrame(sender: [UInt8], refusedBy db: Database) throws -> [UInt8] {
+        _ = try db.execute("""
+            CREATE TRIGGER poison BEFORE INSERT ON mesh_outbox WHEN substr(NEW.frame, 15, 8) = X'\(Hex.encode(sender))'
+            BEGIN SELECT RAISE(ABORT, 'poison'); END
+            """)
+        return try BitchatPacket(type: .message, ttl: 7, timestamp: 5, senderID: sender, payload: Array("poison".utf8)).encoded()
     }
 
     @Test func aFrameThatMakesProcessingThrowIsQuarantinedAloneAndTheFramesBehindItAreProcessed() throws {
         let lab = MeshLab()
         try lab.initNode("a"); try lab.initNode("b")
-        let poison = try Self.unencodableFrame(sender: Array(repeating: 0x55, count: 8))
-        #expect(throws: (any Error).self) { _ = try InboxProcessor.packetHash(try BitchatPacket.decode(poison)) }
+        let poison = try Self.poisonFrame(sender: Array(repeating: 0x55, count: 8), refusedBy: try lab.database("b"))
         try Self.hear(lab, "b", poison)
         try lab.job("a", ["mesh", "announce"])
         try lab.exchange("a", "b")

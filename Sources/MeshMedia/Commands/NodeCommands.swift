@@ -36,7 +36,7 @@ struct MeshAnnounceCommand: Command {
 
     func run(_ context: JobContext) throws {
         let node = try MeshNode.open(context)
-        let frames = try context.database.write { _ in try node.transmit(try node.announcePacket()) }
+        let frames = try context.database.write { _ in try node.announce() }
         if context.jsonOutput { context.printJSON(["queued_frames": .number(frames)]) } else { context.print("announce queued (\(frames) frame)") }
     }
 }

@@ -7,11 +7,12 @@ import Store
 /// No frame can block the inbox (`InboxQuarantine`): frames go in batches, each frame marked as attempted first;
 /// a batch that fails is replayed one frame per transaction, and a frame whose processing throws, or that a pass
 /// died on, is moved aside into `mesh_inbox_quarantine` (counted `quarantined`) while the frames behind it are
-/// processed.
+/// processed. Received files raise a notification (`FileNotifier`).
 struct MediaInboxJob: Job {
     let name = "media-inbox"
     let summary = "process heard mesh frames: announces, Noise handshakes and sessions, private files (0x20, 0x09, signed legacy)"
     let schedule = Schedule.every(minutes: 1)
+    let environmentKeys = [(name: "JOB_NOTIFY_COMMAND", help: "shell command run when files are received (JOB_NOTIFY_KIND=received-file, JOB_NOTIFY_COUNT set)")]
 
     /// Frames per transaction (a frame may carry up to 1 MiB and a decryption).
     static let batchSize = 50
@@ -82,6 +83,7 @@ struct MediaInboxJob: Job {
                 context.committed = counts
             }
         }
+        FileNotifier.receivedFiles(count: counts["delivered_encrypted"] + counts["delivered_alias"] + counts["delivered_legacy"], context: context)
         return .completed(counts)
     }
 }

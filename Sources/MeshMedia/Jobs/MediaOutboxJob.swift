@@ -3,7 +3,8 @@ import Store
 
 /// `media-outbox`: plans queued private-file sends (encrypted, consented legacy, wait, or a visible failure)
 /// and prunes expired frames: a day for ordinary frames, the 30 s carry window for frames carrying a file in the clear
-/// (`OutboxRetention`), erased with secure delete.
+/// (`OutboxRetention`), erased with secure delete. It also announces the node when one is due
+/// (`mesh.announce-interval-seconds` since the last announce, by hand or by a pass; counted `announced`).
 struct MediaOutboxJob: Job {
     let name = "media-outbox"
     let summary = "plan queued private-file sends: encrypted when the peer proved privateMedia, legacy only with per-send consent"
@@ -25,6 +26,12 @@ struct MediaOutboxJob: Job {
         guard try db.queryOne("SELECT 1 FROM mesh_node") != nil else { return .skipped("no-node") }
         let node = try MeshNode.open(context)
         try SecureDelete.enable(db)
+        let interval = Int64(try context.settings.int("mesh.announce-interval-seconds")) * 1000
+        if try node.announceDue(interval: interval) {
+            try db.write { _ in try node.announce() }
+            counts["announced"] = 1
+            context.committed["announced"] = 1
+        }
         let planner = OutboxPlanner(node: node, proofTimeoutMilliseconds: Int64(try context.settings.int("mesh.proof-timeout-seconds")) * 1000)
 
         // Each pass visits every open send once (ids above the last one seen), so waiting sends cannot loop.

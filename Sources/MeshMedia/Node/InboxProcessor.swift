@@ -6,6 +6,8 @@ import Store
 ///
 /// - Frames are decoded (any bytes: a packet or a typed rejection), deduplicated by a hash that ignores TTL,
 ///   and relayed with TTL − 1 when directed elsewhere (or broadcast) so a node between two others carries them.
+///   A relay forwards the bytes it heard with only the TTL byte changed: never re-encoded, recompressed or
+///   re-padded, so the sender's signature still verifies for clients that check the wire form.
 /// - Announces are verified only when signed by the announced Ed25519 key and sent from the peer id of the
 ///   announced Noise key. A verified announce is a claim (`PeerRecord`): it never replaces or evicts a signing
 ///   key the peer bound in a session, and a second claim with another key makes an unbound peer a conflict.
@@ -29,8 +31,11 @@ struct InboxProcessor {
     func process(frame: [UInt8], counts: inout Counts) throws {
         guard frame.count <= Self.maxFrameBytes else { counts.add("rejected_oversize"); return }
         guard let packet = try? BitchatPacket.decode(frame) else { counts.add("malformed"); return }
-        try handle(packet, reassembled: false, counts: &counts)
+        try handle(packet, wire: frame, counts: &counts)
     }
+
+    /// Offset of the TTL byte in both packet versions.
+    static let ttlOffset = 2
 
     /// The largest frame worth decoding: a whole packet of the largest reassembly bound with a v2 header, a full
     /// route and a signature. Anything larger cannot be a frame of a packet this node would accept.
@@ -45,17 +50,20 @@ struct InboxProcessor {
         return SHA256.hash(try copy.encoded(padding: false))
     }
 
-    private func handle(_ packet: BitchatPacket, reassembled: Bool, counts: inout Counts) throws {
+    /// Handles one packet; `wire` is the frame as heard (nil for a packet reassembled from fragments, never relayed).
+    private func handle(_ packet: BitchatPacket, wire: [UInt8]?, counts: inout Counts) throws {
         guard packet.senderID != me else { counts.add("own"); return }
         let hash = try Self.packetHash(packet)
         let fresh = try node.database.execute("INSERT OR IGNORE INTO mesh_seen (packet_hash, seen_at) VALUES (?, ?)", [hash, node.now])
         guard fresh > 0 else { counts.add("duplicate"); return }
 
         let forMe = packet.recipientID == nil || packet.recipientID == me
-        if !reassembled, packet.recipientID != me, packet.ttl > 1 {
+        if let wire, packet.recipientID != me, packet.ttl > 1 {
             var relayed = packet
             relayed.ttl -= 1
-            try node.enqueue(relayed)
+            var forwarded = wire
+            forwarded[Self.ttlOffset] = relayed.ttl
+            try node.enqueue(wire: forwarded, of: relayed)
             counts.add("relayed")
         }
         guard forMe else { return }
@@ -273,7 +281,7 @@ struct InboxProcessor {
             guard let inner = try? BitchatPacket.decode(bytes), inner.senderID == packet.senderID else { counts.add("malformed"); return }
             // The reassembled packet is what its fragments declared, so never itself a fragment: one level only.
             guard inner.type == fragment.originalType else { counts.add("malformed"); return }
-            try handle(inner, reassembled: true, counts: &counts)
+            try handle(inner, wire: nil, counts: &counts)
         }
     }
 }

@@ -7,7 +7,8 @@ import Store
 ///
 /// The media id is stable: hex SHA-256 over a label, the sender's peer id and the canonical file TLV, so the
 /// same file from the same sender is delivered once whichever wire form carried it and however often a frame
-/// is replayed. The folder is 0700 and each file 0600.
+/// is replayed. The folder is 0700 and each file 0600. The sender, file name, MIME type and declared size are kept
+/// beside it, sealed (`ReceivedFileMeta`), for `job mesh files`; the file is new until exported.
 struct MediaInbox {
     let database: Database
     let keyring: StoreKeyring
@@ -25,9 +26,10 @@ struct MediaInbox {
     /// transaction: if writing the file fails the row rolls back with it.
     func deliver(_ file: FilePacket, from senderID: [UInt8], form: Form, now: Int64) throws -> Bool {
         let mediaID = try Self.mediaID(senderID: senderID, file: file)
+        let meta = try keyring.seal(ReceivedFileMeta(senderID: senderID, file: file).serialized(), purpose: ReceivedFileMeta.purpose(mediaID: mediaID))
         let inserted = try database.execute("""
-            INSERT OR IGNORE INTO mesh_deliveries (media_id, form, sender_index, bytes, delivered_at) VALUES (?, ?, ?, ?, ?)
-            """, [mediaID, form.rawValue, keyring.blindIndex(senderID, purpose: PeerRegistry.indexPurpose), file.content.count, now])
+            INSERT OR IGNORE INTO mesh_deliveries (media_id, form, sender_index, bytes, delivered_at, sealed_meta) VALUES (?, ?, ?, ?, ?, ?)
+            """, [mediaID, form.rawValue, keyring.blindIndex(senderID, purpose: PeerRegistry.indexPurpose), file.content.count, now, meta])
         guard inserted > 0 else { return false }
         try write(file.content, name: mediaID)
         return true

@@ -55,6 +55,20 @@ final class MeshNode {
                                         payload: try announce.encoded()))
     }
 
+    /// Transmits the signed announce and records when, for the outbox pass's cadence. Returns the frame count.
+    @discardableResult
+    func announce() throws -> Int {
+        let frames = try transmit(try announcePacket())
+        _ = try database.execute("UPDATE mesh_node SET announced_at = ? WHERE id = 1", [now])
+        return frames
+    }
+
+    /// Whether an announce is due: none yet, or the last one is `interval` ms old (or from the future).
+    func announceDue(interval: Int64) throws -> Bool {
+        guard let last = try database.scalar("SELECT announced_at FROM mesh_node WHERE id = 1") as Int64? else { return true }
+        return now - last >= interval || last > now
+    }
+
     /// A packet directed to `peerID`; v2 when the payload needs a 4-byte length or a source route is given.
     func directed(_ type: BitchatPacket.MessageType, to peerID: [UInt8], payload: [UInt8], route: [[UInt8]] = []) -> BitchatPacket {
         let version: UInt8 = payload.count > Int(UInt16.max) || !route.isEmpty ? 2 : 1
@@ -73,13 +87,18 @@ final class MeshNode {
         return frames.count
     }
 
-    /// Puts one frame on the air as it is (a relayed frame keeps its bytes but for the TTL), with its retention:
+    /// Puts one frame this node built on the air, with its retention:
     /// a frame carrying a file in the clear is handed over to its next hop and expires early (`OutboxRetention`).
     /// `sendID` ties the frame to the private-file send it carries.
     func enqueue(_ frame: BitchatPacket, sendID: Int64? = nil) throws {
+        try enqueue(wire: try frame.encoded(), of: frame, sendID: sendID)
+    }
+
+    /// Puts the bytes `wire` of `frame` on the air exactly as given: how a relay forwards a frame it heard.
+    func enqueue(wire: [UInt8], of frame: BitchatPacket, sendID: Int64? = nil) throws {
         let plan = OutboxRetention.plan(for: frame, me: identity.peerID, now: now)
         _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at, handover_to, expires_at, send_id) VALUES (?, ?, ?, ?, ?)",
-                                 [try frame.encoded(), now, plan.handoverTo, plan.expiresAt, sendID])
+                                 [wire, now, plan.handoverTo, plan.expiresAt, sendID])
     }
 
     // MARK: Sessions

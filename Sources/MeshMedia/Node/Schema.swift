@@ -153,5 +153,18 @@ enum MeshSchema {
         ALTER TABLE mesh_outbox ADD COLUMN expires_at INTEGER;
         CREATE INDEX mesh_outbox_by_expiry ON mesh_outbox(expires_at) WHERE expires_at IS NOT NULL;
         """),
+        // Issue 16 item 10: received files keep their metadata (sender, name, MIME type, declared size), sealed to
+        // the media id, and stay new (`seen_at` NULL) until exported.
+        Migration("meshmedia-020-received-files", sql: """
+        ALTER TABLE mesh_deliveries ADD COLUMN sealed_meta BLOB;
+        ALTER TABLE mesh_deliveries ADD COLUMN seen_at INTEGER;
+        """),
+        // Issue 16 item 12: the outbox pass announces on a cadence (`announced_at`), and a waiting send tracks the
+        // handshake's progress across passes (`proof_token`: the session state last seen; `proof_stalled_passes`).
+        Migration("meshmedia-021-cadence", sql: """
+        ALTER TABLE mesh_node ADD COLUMN announced_at INTEGER;
+        ALTER TABLE mesh_sends ADD COLUMN proof_token BLOB;
+        ALTER TABLE mesh_sends ADD COLUMN proof_stalled_passes INTEGER NOT NULL DEFAULT 0;
+        """),
     ]
 }

@@ -68,6 +68,7 @@ enum SendReason: String {
     case noStableKey = "no-stable-key"
     case awaitingProof = "awaiting-proof"
     case unencodable = "unencodable"
+    case cancelled = "cancelled"
 
     var explanation: String {
         switch self {
@@ -78,6 +79,7 @@ enum SendReason: String {
         case .noStableKey: return "no verified announce gives this peer a stable Noise key"
         case .awaitingProof: return "waiting for the peer's session proof (handshake in progress)"
         case .unencodable: return "the file cannot be encoded for the wire"
+        case .cancelled: return "cancelled by hand; its content was erased"
         }
     }
 }

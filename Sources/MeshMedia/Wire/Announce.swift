@@ -1,5 +1,8 @@
 /// The announce payload: 1-byte tag, 1-byte length TLVs; unknown tags skipped.
 ///
+/// Decoding is as lenient as iOS's: a single trailing byte is ignored, and a neighbours TLV whose length is not
+/// a non-zero multiple of 8 is ignored (the announce is still accepted).
+///
 /// 0x01 nickname, 0x02 Noise static key (32), 0x03 Ed25519 signing key (32), 0x04 direct neighbours
 /// (8 bytes each), 0x05 capabilities, 0x06 bridge geohash. Nickname and both keys are required.
 public struct Announce: Equatable, Sendable {
@@ -49,7 +52,8 @@ public struct Announce: Equatable, Sendable {
         var neighbours: [[UInt8]] = []
         var capabilities: Capabilities?
         var geohash: String?
-        while !reader.isAtEnd {
+        // iOS stops at a lone trailing byte (too short for a TLV header) instead of refusing the announce.
+        while reader.remaining >= 2 {
             let tag = try reader.byte()
             let length = Int(try reader.byte())
             let value = try reader.take(length)
@@ -62,7 +66,7 @@ public struct Announce: Equatable, Sendable {
                 guard length == 32 else { throw WireError.badLength }
                 signingKey = Array(value)
             case 0x04:
-                guard length % 8 == 0 else { throw WireError.badLength }
+                guard length > 0, length % 8 == 0 else { continue }
                 neighbours = stride(from: 0, to: length, by: 8).map { Array(value.dropFirst($0).prefix(8)) }
             case 0x05: capabilities = Capabilities.decodeLenient(value)
             case 0x06: geohash = String(decoding: value, as: UTF8.self)

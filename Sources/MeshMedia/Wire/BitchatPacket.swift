@@ -3,9 +3,22 @@
 /// Layout: version, type, TTL, timestamp (ms, 8), flags, payload length (2 in v1, 4 in v2), sender id (8),
 /// recipient id (8, if flagged), route (v2 only, if flagged: count + 8 bytes per hop, not in the payload
 /// length), payload (when compressed: the original size, 2 bytes in v1 / 4 in v2, then raw DEFLATE), and a
-/// 64-byte Ed25519 signature (if flagged). Encoding compresses when the clients would and pads with PKCS#7 to
-/// a 256/512/1024/2048 block; decoding tries the bytes as they are, then with the padding removed.
+/// 64-byte Ed25519 signature (if flagged). Encoding compresses (zlib level 5, as iOS) when the clients would and
+/// pads with PKCS#7 to a 256/512/1024/2048 block only the frames iOS pads (Noise handshake and transport); decoding
+/// tries the bytes as they are, then with the padding removed.
+///
+/// A decoded packet remembers its body as received (`receivedBody`): encoding it again, and its signing preimage,
+/// use those bytes — compressed or not — rather than recompressing, so a signature made over another encoder's
+/// DEFLATE output verifies. Changing `payload` forgets them.
 public struct BitchatPacket: Equatable, Sendable {
+    /// The payload's form on the wire as it was received.
+    public enum ReceivedBody: Equatable, Sendable {
+        /// Sent uncompressed (whatever this node's encoder would choose).
+        case plain
+        /// Sent compressed: the raw DEFLATE bytes exactly as received (they inflate to the payload).
+        case compressed([UInt8])
+    }
+
     public enum MessageType: UInt8, Sendable {
         case announce = 0x01, message = 0x02, leave = 0x03
         case noiseHandshake = 0x10, noiseEncrypted = 0x11
@@ -36,7 +49,9 @@ public struct BitchatPacket: Equatable, Sendable {
     public var recipientID: [UInt8]?
     /// Source route hops (v2 only).
     public var route: [[UInt8]]
-    public var payload: [UInt8]
+    public var payload: [UInt8] { didSet { receivedBody = nil } }
+    /// How the payload was carried when this packet was decoded; nil for a packet built here.
+    public internal(set) var receivedBody: ReceivedBody?
     public var signature: [UInt8]?
     public var isRSR: Bool
 
@@ -62,18 +77,28 @@ public struct BitchatPacket: Equatable, Sendable {
 
     public var messageType: MessageType? { MessageType(rawValue: type) }
 
+    /// Equal packets carry the same fields; how a payload was compressed on the wire does not count.
+    public static func == (lhs: BitchatPacket, rhs: BitchatPacket) -> Bool {
+        lhs.version == rhs.version && lhs.type == rhs.type && lhs.ttl == rhs.ttl && lhs.timestamp == rhs.timestamp
+            && lhs.senderID == rhs.senderID && lhs.recipientID == rhs.recipientID && lhs.route == rhs.route
+            && lhs.payload == rhs.payload && lhs.signature == rhs.signature && lhs.isRSR == rhs.isRSR
+    }
+
+    /// Whether iOS pads this frame on BLE: only Noise handshake and transport frames.
+    public var isPaddedOnAir: Bool { type == MessageType.noiseHandshake.rawValue || type == MessageType.noiseEncrypted.rawValue }
+
     // MARK: Encoding
 
-    /// The wire bytes: compressed when worthwhile, padded when `padding` (the default, as the clients send).
-    public func encoded(padding: Bool = true) throws -> [UInt8] {
+    /// The wire bytes: the body as received, else compressed when worthwhile; padded when `padding`, by default
+    /// as iOS sends (`isPaddedOnAir`).
+    public func encoded(padding: Bool? = nil) throws -> [UInt8] {
         guard version == 1 || version == 2 else { throw WireError.unsupportedVersion }
         guard senderID.count == Self.idCount else { throw WireError.badLength }
         let maxPayload = version == 1 ? Int(UInt16.max) : Int(UInt32.max)
 
         var flags: Flags = []
         var body = payload
-        if Deflate.shouldCompress(payload), payload.count <= maxPayload, let compressed = Deflate.compress(payload),
-           compressed.count < payload.count {
+        if let compressed = compressedBody(maxPayload: maxPayload) {
             flags.insert(.isCompressed)
             var sized: [UInt8] = []
             if version == 1 { sized.appendBigEndian(UInt16(payload.count)) } else { sized.appendBigEndian(UInt32(payload.count)) }
@@ -109,17 +134,29 @@ public struct BitchatPacket: Equatable, Sendable {
         }
         out += body
         if let signature { out += signature }
-        return padding ? Padding.pad(out) : out
+        return (padding ?? isPaddedOnAir) ? Padding.pad(out) : out
     }
 
-    /// What an Ed25519 signature covers: this packet without its signature, TTL 0, isRSR cleared, encoded
-    /// (compressed and padded) exactly as a normal encoding.
+    /// The DEFLATE bytes to send: those received, else this node's own (level 5) when the clients would compress.
+    private func compressedBody(maxPayload: Int) -> [UInt8]? {
+        switch receivedBody {
+        case .compressed(let bytes): return bytes
+        case .plain: return nil
+        case nil:
+            guard Deflate.shouldCompress(payload), payload.count <= maxPayload, let compressed = Deflate.compress(payload),
+                  compressed.count < payload.count else { return nil }
+            return compressed
+        }
+    }
+
+    /// What an Ed25519 signature covers: this packet without its signature, TTL 0, isRSR cleared, encoded with
+    /// its body as received (or compressed as this node sends) and PKCS#7-padded, as iOS builds it.
     public func signingPreimage() throws -> [UInt8] {
         var copy = self
         copy.signature = nil
         copy.ttl = 0
         copy.isRSR = false
-        return try copy.encoded()
+        return try copy.encoded(padding: true)
     }
 
     // MARK: Decoding
@@ -154,18 +191,24 @@ public struct BitchatPacket: Equatable, Sendable {
         }
         let body = try reader.take(payloadLength)
         let payload: [UInt8]
+        let received: ReceivedBody
         if flags.contains(.isCompressed) {
             var inner = ByteReader(body)
             let originalSize = version == 1 ? Int(try inner.uint16()) : Int(try inner.uint32())
-            payload = try Deflate.decompress(inner.rest(), originalSize: originalSize)
+            let deflated = Array(inner.rest())
+            payload = try Deflate.decompress(deflated, originalSize: originalSize)
+            received = .compressed(deflated)
         } else {
             payload = Array(body)
+            received = .plain
         }
         let signature = flags.contains(.hasSignature) ? Array(try reader.take(signatureCount)) : nil
         guard reader.isAtEnd else { throw WireError.trailingBytes }
-        return BitchatPacket(version: version, rawType: type, ttl: ttl, timestamp: timestamp, senderID: senderID,
-                             recipientID: recipientID, route: route, payload: payload, signature: signature,
-                             isRSR: flags.contains(.isRSR))
+        var packet = BitchatPacket(version: version, rawType: type, ttl: ttl, timestamp: timestamp, senderID: senderID,
+                                   recipientID: recipientID, route: route, payload: payload, signature: signature,
+                                   isRSR: flags.contains(.isRSR))
+        packet.receivedBody = received
+        return packet
     }
 }
 

@@ -7,10 +7,14 @@ enum Deflate {
     /// Absolute bound on an inflated payload (the largest reassembled frame is below this).
     static let maxInflatedBytes = 2 * 1_048_576
 
-    /// Compresses `input` at the default level; nil if zlib fails (the caller then sends it uncompressed).
+    /// The level iOS compresses at: Apple's `COMPRESSION_ZLIB` is raw DEFLATE at zlib level 5 (zlib's default, 6,
+    /// gives other bytes for many texts).
+    static let level: Int32 = 5
+
+    /// Compresses `input` at `level`; nil if zlib fails (the caller then sends it uncompressed).
     static func compress(_ input: [UInt8]) -> [UInt8]? {
         var stream = z_stream()
-        guard deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY,
+        guard deflateInit2_(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY,
                             ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
         defer { deflateEnd(&stream) }
         let bound = Int(deflateBound(&stream, uLong(input.count)))
