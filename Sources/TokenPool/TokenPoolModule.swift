@@ -23,7 +23,7 @@ public enum TokenPoolModule {
         jobs: [MintPoolJob(), PrefetchJob()],
         commands: [
             IdentityImportCommand(), IdentityNewCommand(), IdentityAddPeerCommand(), IdentityListCommand(),
-            IdentityUseCommand(), IdentityExportCommand(),
+            IdentityUseCommand(), IdentityRemoveCommand(), IdentityExportCommand(),
             PoolShowCommand(), PoolExportCommand(), PoolVerifyCommand(), PoolClearCommand(),
         ],
         settings: TokenPoolSettings.all,
