@@ -70,5 +70,9 @@ enum TokenPoolMigrations {
         Migration("token-pool-004-seal-context", sql: """
             ALTER TABLE token_pool_generations ADD COLUMN seal_context BLOB CHECK (seal_context IS NULL OR length(seal_context) = 16);
             """),
+        // A 429/503 answer's Retry-After: no prefetch request goes out before this instant (Unix ms).
+        Migration("token-pool-005-retry-after", sql: """
+            ALTER TABLE token_pool_fetches ADD COLUMN retry_not_before INTEGER;
+            """),
     ]
 }

@@ -53,7 +53,7 @@ import TestSupport
             "APNS_TOPIC": PrivacyCanaryTests.topic,
             "APNS_URL": "https://\(PrivacyCanaryTests.apnsHost):9",
             "APNS_SANDBOX_URL": "https://\(PrivacyCanaryTests.apnsHost):9",
-            "ENDORSER_URL": "http://\(PrivacyCanaryTests.endorserHost):9",
+            "ENDORSER_URL": "https://\(PrivacyCanaryTests.endorserHost):9",
             "JOB_METRICS_DIR": metrics,
             "JOB_LOG_LEVEL": "debug",
         ])
