@@ -36,7 +36,8 @@ public struct EndorserClient: Sendable {
     }
 
     /// POSTs `request` to `baseURL` with `Authorization: Bearer <token>`; `now` reads an HTTP-date `Retry-After`.
-    public func prefetch(baseURL: String, token: String, request: PrefetchRequest, now: Date) -> Outcome {
+    /// A fetch also returns the answer's rows.
+    public func prefetch(baseURL: String, token: String, request: PrefetchRequest, now: Date) -> (outcome: Outcome, rows: [ActivityRow]) {
         let http = HTTPRequest(method: "POST", url: PrefetchRequest.url(base: baseURL),
                                headers: [("Content-Type", "application/json"), ("Accept", "application/json"), ("Authorization", "Bearer " + token)],
                                body: request.bodyJSON)
@@ -45,16 +46,18 @@ public struct EndorserClient: Sendable {
             response = try client.send(http)
         } catch {
             switch error {
-            case .invalidRequest(.malformedURL), .invalidRequest(.unsupportedScheme): return .invalidURL
-            case .bodyTooLarge: return .badResponse(status: nil)
-            default: return .transient(status: nil)
+            case .invalidRequest(.malformedURL), .invalidRequest(.unsupportedScheme): return (.invalidURL, [])
+            case .bodyTooLarge: return (.badResponse(status: nil), [])
+            default: return (.transient(status: nil), [])
             }
         }
         if [429, 503].contains(response.status), let value = response.header("Retry-After"),
            let seconds = RetryAfter.parse(value, now: now) {
-            return .backOff(status: response.status, seconds: Int64(seconds.rounded(.up)))
+            return (.backOff(status: response.status, seconds: Int64(seconds.rounded(.up))), [])
         }
-        return Self.classify(status: response.status, body: response.body)
+        let outcome = Self.classify(status: response.status, body: response.body)
+        guard case .fetched = outcome else { return (outcome, []) }
+        return (outcome, ActivityRow.rows(ofAnswer: response.body))
     }
 
     /// The outcome of an answer with `status` and `body`.

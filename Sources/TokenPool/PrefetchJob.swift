@@ -23,7 +23,6 @@ struct PrefetchJob: Job {
         guard !afterID.isEmpty else {
             throw JobError.configuration("after-id-missing", "prefetch.after-id is not set; set it with 'job settings set prefetch.after-id ULID'")
         }
-        let request = PrefetchRequest(planIDsSetting: try context.settings.string(TokenPoolSettings.planIDs), afterID: afterID)
 
         let nowSeconds = PoolCalendar.floorDivide(context.nowMilliseconds, 1000)
         let today = PoolCalendar.epochDay(unixSeconds: nowSeconds)
@@ -67,6 +66,10 @@ struct PrefetchJob: Job {
         }
 
         let keyring = try context.keyring()
+        // A round that hit Endorser's limit pages on (beforeId) in this pass; otherwise ask after the newest row kept.
+        let activity = ActivityStore(database: context.database)
+        let cursor = try activity.cursor(afterID: afterID)
+        let request = PrefetchRequest(planIDsSetting: try context.settings.string(TokenPoolSettings.planIDs), afterID: cursor.afterID, beforeID: cursor.beforeID)
         let token: String
         do {
             token = try PoolSealing.open(record, of: live, keyring: keyring)
@@ -79,15 +82,19 @@ struct PrefetchJob: Job {
             throw TokenPoolErrors.poolDamaged
         }
 
-        let outcome = EndorserClient().prefetch(baseURL: baseURL, token: token, request: request, now: Date(unixMilliseconds: context.nowMilliseconds))
+        let (outcome, rows) = EndorserClient().prefetch(baseURL: baseURL, token: token, request: request, now: Date(unixMilliseconds: context.nowMilliseconds))
         // On failure too, the ledger (and so `job status`) keeps the HTTP status (0: no answer).
         context.committed = ["http_status": outcome.httpStatus ?? 0]
         let at = context.nowMilliseconds
         switch outcome {
-        case .fetched(let status, let rows, let hitLimit):
-            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "ok", httpStatus: status, rows: rows, hitLimit: hitLimit))
-            context.logger.info("prefetch.fetched", ["status": .int(status), "rows": .int(rows), "hit_limit": .bool(hitLimit)])
-            return .completed(["http_status": status, "rows": rows, "hit_limit": hitLimit ? 1 : 0], details: window)
+        case .fetched(let status, let count, let hitLimit):
+            let next = cursor.advanced(jwtIDs: rows.compactMap(\.jwtID), hitLimit: hitLimit)
+            let kept = try activity.keep(rows, cursor: next, previous: cursor, settings: context.settings, keyring: keyring, now: at)
+            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "ok", httpStatus: status, rows: count, hitLimit: hitLimit))
+            context.logger.info("prefetch.fetched", ["status": .int(status), "rows": .int(count), "hit_limit": .bool(hitLimit), "kept": .int(kept),
+                                                      "paging": .bool(next.beforeID != nil)])
+            return .completed(["http_status": status, "rows": count, "hit_limit": hitLimit ? 1 : 0, "kept": kept, "paging": next.beforeID != nil ? 1 : 0],
+                              details: window)
         case .credentialRejected(let status):
             try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "credential-rejected", httpStatus: status, rows: nil, hitLimit: nil))
             context.logger.warn("prefetch.credential_rejected", ["status": .int(status)])

@@ -24,7 +24,7 @@ public enum TokenPoolModule {
         commands: [
             IdentityImportCommand(), IdentityNewCommand(), IdentityAddPeerCommand(), IdentityListCommand(),
             IdentityUseCommand(), IdentityRemoveCommand(), IdentityExportCommand(),
-            PoolShowCommand(), PoolExportCommand(), PoolVerifyCommand(), PoolClearCommand(),
+            PoolShowCommand(), PoolExportCommand(), PoolVerifyCommand(), PoolClearCommand(), ActivityListCommand(),
         ],
         settings: TokenPoolSettings.all,
         doctor: [PoolDoctor.group])

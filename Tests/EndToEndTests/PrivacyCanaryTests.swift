@@ -174,6 +174,8 @@ import TestSupport
         try s.job(pool, ["prefetch", "--dry-run"])
         try s.job(pool, ["prefetch"])
         try s.job(pool, ["prefetch"], logJSON: true)
+        try s.job(pool, ["activity", "list"])
+        try s.job(pool, ["activity", "list"], json: true)
         try s.job(pool, ["identity", "export"])
         try s.job(pool, ["identity", "use", peerDID])
         try s.job(pool, ["mint-pool"])

@@ -272,9 +272,20 @@ class Handler(BaseHTTPRequestHandler):
             return
         plan_ids = body["planIds"]
         count = len(plan_ids) if rows is None else rows
-        data = [{"plan": {"handleId": plan_ids[i % len(plan_ids)] if plan_ids else "none", "rowId": "%026d" % i}}
-                for i in range(min(count, 50))]
-        self._send(200, {"data": data, "hitLimit": count > 50})
+        # Row i (1-based) is a plan change with jwtId "01HZX4" + 20 digits (ULIDs above the tests' after-id); the
+        # answer holds those after afterId (and before beforeId), newest first, at most 50, as Endorser answers.
+        after, before = body["afterId"], body.get("beforeId")
+        changes = []
+        for i in range(count, 0, -1):
+            jwt_id = "01HZX4%020d" % i
+            if jwt_id > after and (before is None or jwt_id < before):
+                handle = plan_ids[i % len(plan_ids)] if plan_ids else "none"
+                row = {"plan": {"jwtId": jwt_id, "handleId": handle, "name": "Plan change %d" % i,
+                                "issuerDid": "did:ethr:0x000000000000000000000000000000000000000%d" % (i % 10)}}
+                if i % 2 == 0:
+                    row["wrappedClaimBefore"] = {"name": "Plan change %d, before" % i}
+                changes.append(row)
+        self._send(200, {"data": changes[:50], "hitLimit": len(changes) > 50})
 
 
 def main():
