@@ -78,6 +78,7 @@ struct LinkServer {
         let message = try connection.receive()
         try message.expect("offer")
         let offer = try OfferPayload(message)
+        try ContactAddress.refresh(from: message, remote: connection.remote, node: node, now: context.nowMilliseconds)
         let limits = try GrantsSettings.offerLimits(context.settings)
         let now = context.nowMilliseconds
         let receipt = try incoming.receive(offer, from: connection.remote, limits: limits, now: now)
@@ -109,6 +110,7 @@ struct LinkServer {
         let message = try connection.receive()
         try message.expect("pull")
         let decisions = try LinkWire.parseDecisions(message)
+        try ContactAddress.refresh(from: message, remote: connection.remote, node: node, now: context.nowMilliseconds)
         var applied = 0
         var delivered = 0
         guard let contact = try node.contacts.find(connection.remote) else {

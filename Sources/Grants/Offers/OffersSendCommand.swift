@@ -60,7 +60,7 @@ struct OffersSendCommand: Command {
                     : JobError.unavailable("grant-lapsed", "this device's pairing with the contact is inactive; pair again with a new grant")
             }
             if let address = contact.address { try node.contacts.recordAddress(address, contactID: contact.id, now: context.nowMilliseconds) }
-            try connection.send((["type": "offer"] as JSON).merging(offer.json))
+            try connection.send(try ContactAddress.advertising((["type": "offer"] as JSON).merging(offer.json), settings: context.settings))
             let reply = try connection.receive()
             try reply.expect("offer-result")
             let decisions = try LinkWire.parseDecisions(reply)

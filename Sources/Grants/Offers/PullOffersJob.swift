@@ -146,7 +146,7 @@ struct PullOffersJob: Job {
         }
         if let address = contact.address { try node.contacts.recordAddress(address, contactID: contact.id, now: context.nowMilliseconds) }
         let decisions = try incoming.unreportedDecisions(from: contact.endpoint)
-        try connection.send(["type": "pull", "decisions": LinkWire.decisions(decisions)])
+        try connection.send(try ContactAddress.advertising(["type": "pull", "decisions": LinkWire.decisions(decisions)], settings: context.settings))
         var collected = 0
         var duplicates = 0
         var refused = 0
