@@ -22,7 +22,7 @@ public enum GrantsModule {
         commands: [
             NodeShowCommand(),
             GrantsIssueCommand(), GrantsAcceptCommand(), GrantsListCommand(), GrantsRevokeCommand(),
-            BlockCommand(), UnblockCommand(),
+            BlockCommand(), BlockListCommand(), UnblockCommand(),
             ContactsListCommand(), ContactsRenameCommand(), ContactsDeleteCommand(), ContactsDeleteAllCommand(),
             ServeLinkCommand(),
             OffersSendCommand(), OffersListCommand(), OffersCancelCommand(), OffersAcceptCommand(), OffersDeclineCommand(),

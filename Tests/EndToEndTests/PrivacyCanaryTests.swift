@@ -201,7 +201,7 @@ import TestSupport
         guard endpoints.count == 2 else { throw TestFailure("node show printed no endpoint ids") }
         let aliceLink = try s.listen(alice)
         var bobLink: Listener? = try s.listen(bob)
-        let aliceToBob = try s.job(alice, ["grants", "issue", "--to", endpoints[1], "--lifetime", "30d"])
+        let aliceToBob = try s.job(alice, ["grants", "issue", "--to", endpoints[1], "--lifetime", "30d", "--label", label + "Issued"])
         let bobToAlice = try s.job(bob, ["grants", "issue", "--to", endpoints[0]])
         for bundle in [aliceToBob.stdout, bobToAlice.stdout] {
             let line = bundle.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -234,9 +234,13 @@ import TestSupport
         try s.job(bob, ["pull-offers", "--check-now"], logJSON: true)
         let pulled = try s.job(bob, ["offers", "list"], json: true)
         if let id = pulled.stdout.components(separatedBy: "\"").first(where: { held.contains($0) }) { try s.job(bob, ["offers", "decline", id]) }
-        try s.job(alice, ["block", endpoints[1]])
+        try s.job(alice, ["block", label + "B"])
+        try s.job(alice, ["block", "list"])
+        try s.job(alice, ["block", "list"], json: true)
+        try s.job(alice, ["block", "CANARYnotAKnownLabel"])
         try s.job(bob, ["pull-offers", "--check-now"], json: true)
         try s.job(alice, ["unblock", endpoints[1]])
+        try s.job(alice, ["grants", "revoke", label + "Issued"])
         try s.job(alice, ["grants", "revoke", "--peer", endpoints[1]])
         try s.job(alice, ["sweep-grants", "--dry-run"])
         try s.job(alice, ["sweep-grants"])

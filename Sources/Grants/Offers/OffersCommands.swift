@@ -10,7 +10,9 @@ struct OffersListCommand: Command {
         let incoming = try IncomingOffers(database: node.database, vault: node.vault).list()
         let outgoing = try OutgoingOffers(database: node.database, vault: node.vault).list()
         let contacts = try node.contacts.all()
-        func label(_ endpoint: EndpointID) -> String? { contacts.first { $0.endpoint == endpoint }?.label }
+        // A one-way holder (no contact here) is named by the label given when its grant was issued.
+        let directory = try PeerDirectory(node: node, now: context.nowMilliseconds)
+        func label(_ endpoint: EndpointID) -> String? { directory.label(endpoint) }
         if context.jsonOutput {
             context.printJSON([
                 "incoming": .array(incoming.map { offer in

@@ -154,5 +154,10 @@ enum GrantsMigrations {
             DROP TABLE notifications_copy;
             CREATE INDEX notifications_by_offer ON notifications (incoming_offer_id);
             """),
+        // The local user's label for the holder of an issued grant (`grants issue --label`), so a one-way holder's
+        // offers and the revoke/block commands can name it.
+        Migration("grants-003-issued-label", sql: """
+            ALTER TABLE grants_issued ADD COLUMN holder_label TEXT;
+            """),
     ]
 }
