@@ -117,7 +117,9 @@ struct PullOffersJob: Job {
                 counts.add("duplicates", duplicates)
             } catch let failure as LinkFailure {
                 switch failure {
-                case .unreachable, .wrongPeer, .handshake: counts.add("unreachable")
+                case .unreachable, .wrongPeer, .handshake:
+                    counts.add("unreachable")
+                    do { try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds) } catch { board.halt(error) }
                 case .timeout:
                     // Connected, but too slow for the contact's deadline, the pass budget or a link deadline.
                     counts.add("skipped_for_time")

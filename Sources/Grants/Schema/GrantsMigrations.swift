@@ -159,5 +159,9 @@ enum GrantsMigrations {
         Migration("grants-003-issued-label", sql: """
             ALTER TABLE grants_issued ADD COLUMN holder_label TEXT;
             """),
+        // When dialling a contact last failed (`ContactReachability`: reachable now vs delivered later).
+        Migration("grants-004-contact-unreachable", sql: """
+            ALTER TABLE contacts ADD COLUMN last_unreachable_at INTEGER;
+            """),
     ]
 }
