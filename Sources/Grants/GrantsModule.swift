@@ -25,7 +25,7 @@ public enum GrantsModule {
             BlockCommand(), BlockListCommand(), UnblockCommand(),
             ContactsListCommand(), ContactsRenameCommand(), ContactsDeleteCommand(), ContactsDeleteAllCommand(),
             ServeLinkCommand(),
-            OffersSendCommand(), OffersListCommand(), OffersCancelCommand(), OffersAcceptCommand(), OffersDeclineCommand(),
+            OffersSendCommand(), OffersListCommand(), OffersCancelCommand(), OffersAcceptCommand(), OffersDeclineCommand(), OffersNotificationsCommand(),
         ],
         settings: GrantsSettings.all)
 }

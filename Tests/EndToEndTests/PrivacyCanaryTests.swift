@@ -220,6 +220,8 @@ import TestSupport
         let offerIDs = incoming.stdout.components(separatedBy: "\"").filter { $0.count >= 16 && $0.allSatisfy(\.isHexDigit) && !endpoints.contains($0) }
         s.extraCanaries += offerIDs
         if let first = offerIDs.first { try s.job(alice, ["offers", "accept", first]) }
+        try s.job(alice, ["offers", "notifications"])
+        try s.job(alice, ["offers", "notifications", "--mark-seen"], json: true)
         // Bob goes offline: Alice's offers to him are held on her side until he pulls.
         bobLink?.stop()
         bobLink = nil

@@ -41,6 +41,7 @@ struct LinkServer {
             case .pull: try servePull(connection)
             case .revoke: try serveRevoke(connection)
             case .cancel: try CancelNotice.answer(connection, incoming: incoming, context: context)
+            case .decision: try DecisionNotice.answer(connection, node: node, outgoing: outgoing, context: context)
             }
         } catch {
             LinkServer.log(error, stage: "exchange", logger: context.logger)
@@ -170,6 +171,7 @@ extension LinkProtocolName {
         case .pull: return "pull"
         case .revoke: return "revoke"
         case .cancel: return "cancel"
+        case .decision: return "decision"
         }
     }
 }
