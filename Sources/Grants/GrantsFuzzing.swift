@@ -33,7 +33,7 @@ public enum GrantsFuzzing {
         do {
             switch message.type {
             case "offer": _ = try OfferPayload(message)
-            case "pull", "offer-result": _ = try LinkWire.parseDecisions(message)
+            case "pull", "offer-result", "decisions": _ = try LinkWire.parseDecisions(message)
             case "ack": _ = try LinkWire.parseAck(message)
             case "cancel": _ = try LinkWire.parseCancel(message)
             case "revoke": _ = try message.strings("grant_ids", maxCount: LinkWire.maxRevokedGrants, maxBytes: 32)

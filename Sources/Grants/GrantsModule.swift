@@ -23,10 +23,10 @@ public enum GrantsModule {
         commands: [
             NodeShowCommand(),
             GrantsIssueCommand(), GrantsAcceptCommand(), GrantsListCommand(), GrantsRevokeCommand(),
-            BlockCommand(), UnblockCommand(),
+            BlockCommand(), BlockListCommand(), UnblockCommand(),
             ContactsListCommand(), ContactsRenameCommand(), ContactsDeleteCommand(), ContactsDeleteAllCommand(),
             ServeLinkCommand(),
-            OffersSendCommand(), OffersListCommand(), OffersCancelCommand(), OffersAcceptCommand(), OffersDeclineCommand(),
+            OffersSendCommand(), OffersListCommand(), OffersCancelCommand(), OffersAcceptCommand(), OffersDeclineCommand(), OffersNotificationsCommand(),
         ],
         settings: GrantsSettings.all)
 }

@@ -22,6 +22,7 @@ enum GrantsSettings {
     static let pullContactTimeout = "pull-offers.contact-timeout-seconds"
     static let pullPassBudget = "pull-offers.pass-budget-seconds"
     static let pullParallelDials = "pull-offers.parallel-dials"
+    static let advertiseAddress = "link.advertise-address"
 
     static let all: [SettingSpec] = [
         .toggle(pullEnabled, default: false,
@@ -48,6 +49,9 @@ enum GrantsSettings {
         .integer(pullContactTimeout, default: 30, in: 1...600, "seconds one contact may take in a pull-offers pass before it is skipped for time"),
         .integer(pullPassBudget, default: 120, in: 1...240, "seconds one pull-offers pass may take; contacts left are skipped for time"),
         .integer(pullParallelDials, default: 4, in: 1...32, "contacts one pull-offers pass dials at once"),
+        SettingSpec(key: advertiseAddress, defaultValue: "",
+                    summary: "HOST:PORT where this node's serve-link listens, told to contacts on each connection so their cached address follows it (empty: not told)",
+                    validate: { value in value.isEmpty || (try? LinkAddress.parse(value)) != nil ? nil : "must be HOST:PORT or [IPv6]:PORT" }),
     ]
 
     /// The receiver's offer limits as currently set; live and pulled offers are held to the same ones.

@@ -2,7 +2,7 @@
 ///
 /// The slack (`BACKGROUND_JWT_WINDOW_SLACK_SECONDS`, setting `pool.slack-seconds`) widens both ends for clock
 /// skew between the device and Endorser. Widening is safe; narrowing could leave a prefetch inside its day with
-/// no usable token. The slack is below half a day, so a window never reaches another day's midnight-to-midnight.
+/// no usable token. Both slacks together are below half a day, so a window never reaches another day's midnight-to-midnight.
 public struct DayWindow: Sendable, Equatable {
     /// The epoch day the token grants.
     public let day: Int64
@@ -11,8 +11,12 @@ public struct DayWindow: Sendable, Equatable {
     /// `exp`, Unix seconds.
     public let expires: Int64
 
-    /// Largest accepted slack: below half a day, so neighbouring days' windows overlap only in their slack.
-    public static let maximumSlackSeconds = 43_199
+    /// Largest accepted slack: both ends together stay below half a day, so one token is valid for less than
+    /// 36 hours (43,199 s on each end made it valid for 48) and neighbouring days' windows overlap only in their slack.
+    public static let maximumSlackSeconds = 21_599
+
+    /// The longest window a pool token may have: a day plus the maximum slack on each end.
+    public static let maximumWidthSeconds: Int64 = 86_400 + 2 * Int64(maximumSlackSeconds)
 
     public init(day: Int64, slackSeconds: Int) {
         precondition((0...Self.maximumSlackSeconds).contains(slackSeconds), "slack out of range")

@@ -5,7 +5,7 @@ import HTTPClient
 ///
 /// HTTP statuses are outcomes, not errors: 200 with `{"data":[…],"hitLimit":bool}` is a fetch; 400 whose
 /// `error.code` is `JWT_VERIFY_FAILED` (and 401/403) means Endorser refused the credential; 429 and 5xx are
-/// transient; any other status is a refusal; a 200 that is not the documented shape is a bad response.
+/// transient (a `Retry-After` on 429/503 sets a back-off); any other status is a refusal; a 200 that is not the documented shape is a bad response.
 public struct EndorserClient: Sendable {
     /// What one call came to.
     public enum Outcome: Sendable, Equatable {
@@ -13,13 +13,15 @@ public struct EndorserClient: Sendable {
         case credentialRejected(status: Int)
         case refused(status: Int)
         case transient(status: Int?)
+        /// 429 or 503 with a `Retry-After`: transient, and no request before `seconds` have passed.
+        case backOff(status: Int, seconds: Int64)
         case badResponse(status: Int?)
         case invalidURL
 
         /// The HTTP status answered, if any.
         public var httpStatus: Int? {
             switch self {
-            case .fetched(let status, _, _), .credentialRejected(let status), .refused(let status): return status
+            case .fetched(let status, _, _), .credentialRejected(let status), .refused(let status), .backOff(let status, _): return status
             case .transient(let status), .badResponse(let status): return status
             case .invalidURL: return nil
             }
@@ -33,8 +35,9 @@ public struct EndorserClient: Sendable {
         self.client = client
     }
 
-    /// POSTs `request` to `baseURL` with `Authorization: Bearer <token>`.
-    public func prefetch(baseURL: String, token: String, request: PrefetchRequest) -> Outcome {
+    /// POSTs `request` to `baseURL` with `Authorization: Bearer <token>`; `now` reads an HTTP-date `Retry-After`.
+    /// A fetch also returns the answer's rows.
+    public func prefetch(baseURL: String, token: String, request: PrefetchRequest, now: Date) -> (outcome: Outcome, rows: [ActivityRow]) {
         let http = HTTPRequest(method: "POST", url: PrefetchRequest.url(base: baseURL),
                                headers: [("Content-Type", "application/json"), ("Accept", "application/json"), ("Authorization", "Bearer " + token)],
                                body: request.bodyJSON)
@@ -43,12 +46,18 @@ public struct EndorserClient: Sendable {
             response = try client.send(http)
         } catch {
             switch error {
-            case .invalidRequest(.malformedURL), .invalidRequest(.unsupportedScheme): return .invalidURL
-            case .bodyTooLarge: return .badResponse(status: nil)
-            default: return .transient(status: nil)
+            case .invalidRequest(.malformedURL), .invalidRequest(.unsupportedScheme): return (.invalidURL, [])
+            case .bodyTooLarge: return (.badResponse(status: nil), [])
+            default: return (.transient(status: nil), [])
             }
         }
-        return Self.classify(status: response.status, body: response.body)
+        if [429, 503].contains(response.status), let value = response.header("Retry-After"),
+           let seconds = RetryAfter.parse(value, now: now) {
+            return (.backOff(status: response.status, seconds: Int64(seconds.rounded(.up))), [])
+        }
+        let outcome = Self.classify(status: response.status, body: response.body)
+        guard case .fetched = outcome else { return (outcome, []) }
+        return (outcome, ActivityRow.rows(ofAnswer: response.body))
     }
 
     /// The outcome of an answer with `status` and `body`.

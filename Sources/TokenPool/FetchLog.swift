@@ -16,6 +16,8 @@ public struct FetchLog {
         public let httpStatus: Int?
         public let rows: Int?
         public let hitLimit: Bool?
+        /// From a `Retry-After`: no request before this instant (Unix ms).
+        public var retryNotBefore: Int64? = nil
     }
 
     let database: Database
@@ -26,10 +28,17 @@ public struct FetchLog {
     public func record(_ entry: Entry) throws {
         try database.write { db in
             _ = try db.execute("""
-                INSERT INTO token_pool_fetches (fetched_at, day, slot, outcome, http_status, row_count, hit_limit) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, [entry.fetchedAt, entry.day, entry.slot, entry.outcome, entry.httpStatus, entry.rows, entry.hitLimit])
+                INSERT INTO token_pool_fetches (fetched_at, day, slot, outcome, http_status, row_count, hit_limit, retry_not_before)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, [entry.fetchedAt, entry.day, entry.slot, entry.outcome, entry.httpStatus, entry.rows, entry.hitLimit, entry.retryNotBefore])
             _ = try db.execute("DELETE FROM token_pool_fetches WHERE id <= (SELECT max(id) FROM token_pool_fetches) - ?", [Self.retained])
         }
+    }
+
+    /// The instant before which Endorser asked not to be asked again (the latest `Retry-After`), if it is after `now`.
+    public func backOff(after now: Int64) throws -> Int64? {
+        let until: Int64? = try database.scalar("SELECT retry_not_before FROM token_pool_fetches WHERE retry_not_before IS NOT NULL ORDER BY id DESC LIMIT 1")
+        return until.flatMap { $0 > now ? $0 : nil }
     }
 
     /// The latest fetch, if any.

@@ -2,7 +2,7 @@ import Foundation
 import Cryptography
 import Runner
 
-/// `job identity import|new|add-peer|list|use|export`: the minting identities (seed §4, §5).
+/// `job identity import|new|add-peer|list|use|remove|export`: the minting identities (seed §4, §5).
 ///
 /// DIDs are printed on stdout only (never logged); a private key leaves the store only through `identity export`.
 struct IdentityImportCommand: Command {
@@ -71,24 +71,71 @@ struct IdentityListCommand: Command {
 
 struct IdentityUseCommand: Command {
     let path = ["identity", "use"]
-    let summary = "make DID the active identity; a change drops the pool at once"
-    let positionals = [PositionalSpec("DID", "a stored identity's DID")]
+    let summary = "make DID the active identity, or sign out with --none; a change drops the pool at once"
+    let discussion = "A did:ethr DID matches in any letter case. --none signs out: no identity is active, the pool is dropped, and mint-pool then skips (no-identity) until an identity is chosen again."
+    let options: [OptionSpec] = [.flag("--none", "sign out: leave no identity active and drop the pool")]
+    let positionals = [PositionalSpec("DID", "a stored identity's DID", optional: true)]
 
     func run(_ context: JobContext) throws {
-        let did = context.arguments.positional(0)!
+        let signOut = context.arguments.flag("--none")
         let identities = IdentityStore(database: context.database)
-        let (changed, dropped) = try identities.use(did: did, now: context.nowMilliseconds)
+        let given = context.arguments.positional(0)
+        if signOut == (given != nil) { throw JobError.usage("'identity use' needs a DID or --none (not both)") }
+        let did: String?
+        let changed: Bool, dropped: Int
+        if let given {
+            guard let target = try identities.identity(did: given) else { throw TokenPoolErrors.unknownIdentity }
+            did = target.did
+            (changed, dropped) = try identities.use(did: target.did, now: context.nowMilliseconds)
+        } else {
+            did = nil
+            (changed, dropped) = try identities.signOut()
+        }
         // The switch already retired the pool; its sealed rows go now, in batches (mint-pool finishes if killed).
         let purged = try PoolStore(database: context.database).purge(includingStaging: false, between: context.checkCancellation)
         context.logger.info("identity.used", ["changed": .bool(changed), "dropped_slots": .int(dropped), "purged": .int(purged)])
         if context.jsonOutput {
-            context.printJSON(["did": .string(did), "changed": .bool(changed), "pool_dropped": .bool(dropped > 0), "dropped_slots": .number(dropped)])
-        } else if !changed {
-            context.print("\(did) is already the active identity; the pool is unchanged")
+            context.printJSON(["did": .optional(did), "changed": .bool(changed), "pool_dropped": .bool(dropped > 0), "dropped_slots": .number(dropped)])
+        } else if let did {
+            if !changed {
+                context.print("\(did) is already the active identity; the pool is unchanged")
+            } else {
+                context.print("active identity: \(did)")
+                context.print(dropped > 0 ? "dropped the previous identity's pool (\(dropped) tokens); run mint-pool to mint one for this identity"
+                                          : "there was no pool to drop")
+            }
         } else {
-            context.print("active identity: \(did)")
-            context.print(dropped > 0 ? "dropped the previous identity's pool (\(dropped) tokens); run mint-pool to mint one for this identity"
-                                      : "there was no pool to drop")
+            context.print(changed ? "signed out: no identity is active" : "no identity was active")
+            if dropped > 0 { context.print("dropped the pool (\(dropped) tokens)") }
+        }
+    }
+}
+
+/// `job identity remove DID [--force]`: deletes an identity's sealed key and every pool minted for it.
+struct IdentityRemoveCommand: Command {
+    let path = ["identity", "remove"]
+    let summary = "delete an identity, its sealed key and its pool; the active one only with --force (which signs out)"
+    let options: [OptionSpec] = [.flag("--force", "remove even the active identity, leaving none active")]
+    let positionals = [PositionalSpec("DID", "a stored identity's DID")]
+
+    func run(_ context: JobContext) throws {
+        let identities = IdentityStore(database: context.database)
+        guard let identity = try identities.identity(did: context.arguments.positional(0)!) else { throw TokenPoolErrors.unknownIdentity }
+        if identity.isActive && !context.arguments.flag("--force") {
+            throw JobError.badInput("identity-active", "that is the active identity; removing it signs out and drops the pool — add --force, or 'job identity use' another first")
+        }
+        let dropped = try identities.retireForRemoval(identity)
+        let purged = try PoolStore(database: context.database).purge(includingStaging: false, between: context.checkCancellation)
+        guard try identities.deleteRemoved(identity) else {
+            throw JobError.transient("identity-busy", "a pool for that identity is still being written; run 'job identity remove' again")
+        }
+        context.logger.info("identity.removed", ["was_active": .bool(identity.isActive), "dropped_slots": .int(dropped), "purged": .int(purged)])
+        if context.jsonOutput {
+            context.printJSON(["did": .string(identity.did), "removed": .bool(true), "was_active": .bool(identity.isActive), "dropped_slots": .number(dropped)])
+        } else {
+            context.print("removed \(identity.did) and its sealed key")
+            if identity.isActive { context.print("no identity is active now (signed out)") }
+            if dropped > 0 { context.print("dropped its pool (\(dropped) tokens)") }
         }
     }
 }

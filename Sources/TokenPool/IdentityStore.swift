@@ -59,12 +59,14 @@ public struct IdentityStore {
             """).map(Self.identity(from:))
     }
 
-    /// The identity with `did`, if stored.
+    /// The identity with `did`, if stored. A did:ethr DID matches in any letter case (its address is hex; the
+    /// checksum casing is only a spelling); a did:peer DID matches exactly (its multibase text is case-sensitive).
     public func identity(did: String) throws -> Identity? {
-        try database.queryOne("""
+        let match = IdentityDID.isEthr(did) ? "lower(i.did) = lower(?)" : "i.did = ?"
+        return try database.queryOne("""
             SELECT i.id, i.did, i.method, i.created_at, a.identity_id IS NOT NULL
             FROM token_pool_identities i LEFT JOIN token_pool_active_identity a ON a.identity_id = i.id
-            WHERE i.did = ?
+            WHERE \(match)
             """, [did]).map(Self.identity(from:))
     }
 
@@ -89,6 +91,39 @@ public struct IdentityStore {
                 """, [target.id, now])
             let dropped = try PoolStore(database: db).retireLive()
             return (true, dropped)
+        }
+    }
+
+    /// Signs out: no identity stays active and the live pool is retired in the same transaction (its rows are
+    /// purged afterwards in batches). Returns whether an identity was active and how many slots were dropped.
+    public func signOut() throws -> (wasActive: Bool, droppedSlots: Int) {
+        try database.write { db in
+            let removed = try db.execute("DELETE FROM token_pool_active_identity", [])
+            let dropped = try PoolStore(database: db).retireLive()
+            return (removed > 0, dropped)
+        }
+    }
+
+    /// Starts removing `identity`: in one transaction it stops being active (if it was) and every pool generation
+    /// minted for it is retired. Its sealed rows are then purged in batches (`PoolStore.purge`), and
+    /// `deleteRemoved` deletes the identity with its sealed key. Returns the live slots dropped.
+    public func retireForRemoval(_ identity: Identity) throws -> Int {
+        try database.write { db in
+            _ = try db.execute("DELETE FROM token_pool_active_identity WHERE identity_id = ?", [identity.id])
+            let live = try PoolStore(database: db).live()
+            _ = try db.execute("UPDATE token_pool_generations SET state = 'retired' WHERE identity_id = ?", [identity.id])
+            return live?.identityID == identity.id ? live!.plan.size : 0
+        }
+    }
+
+    /// Deletes `identity` and its sealed key, once no pool generation refers to it (after `retireForRemoval` and
+    /// a purge). Returns false, changing nothing, if one still does (a purge was interrupted: run it again).
+    public func deleteRemoved(_ identity: Identity) throws -> Bool {
+        try database.write { db in
+            let generations: Int = try db.scalar("SELECT count(*) FROM token_pool_generations WHERE identity_id = ?", [identity.id]) ?? 0
+            guard generations == 0 else { return false }
+            _ = try db.execute("DELETE FROM token_pool_active_identity WHERE identity_id = ?", [identity.id])
+            return try db.execute("DELETE FROM token_pool_identities WHERE id = ?", [identity.id]) > 0
         }
     }
 

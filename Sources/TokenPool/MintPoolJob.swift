@@ -15,6 +15,13 @@ struct MintPoolJob: Job {
             throw JobError.configuration("setting", "pool.size or pool.slack-seconds holds a value out of range; set it again with 'job settings set'")
         }
         let nowSeconds = PoolCalendar.floorDivide(context.nowMilliseconds, 1000)
+        // As the app does: signed out, or a passkey identity (which cannot mint), leaves prefetch unconfigured —
+        // a pass with nothing to do, not a failure; the pool is left as it is.
+        switch try IdentityStore(database: context.database).active()?.method {
+        case nil: return .skipped("no-identity")
+        case .peer: return .skipped("unsupported-identity")
+        case .ethr: break
+        }
 
         if context.dryRun {
             let (_, plan) = try PoolMinting.plan(database: context.database, nowSeconds: nowSeconds, size: size)

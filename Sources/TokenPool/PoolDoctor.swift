@@ -57,9 +57,7 @@ enum PoolDoctor {
             DoctorCheck(name: "prefetch-config") { session in
                 let context = session.context
                 guard let url = context.env("ENDORSER_URL") else { return .fail(TokenPoolErrors.endorserURLMissing) }
-                guard let scheme = URL(string: url)?.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
-                    return .fail(TokenPoolErrors.endorserURLInvalid)
-                }
+                if let problem = EndorserURL.problem(url) { return .fail(problem) }
                 guard let afterID = try? context.settings.string(TokenPoolSettings.afterID), !afterID.isEmpty else {
                     return .fail("prefetch.after-id is not set", .configuration)
                 }

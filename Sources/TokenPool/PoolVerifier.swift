@@ -79,6 +79,8 @@ public enum PoolVerifier {
                 }
                 if token.isAcceptedByEndorser(anywhereIn: day - 2) || token.isAcceptedByEndorser(anywhereIn: day + 2) {
                     problems.append("window grants more than its own day")
+                } else if token.expires - token.notBefore > DayWindow.maximumWidthSeconds {
+                    problems.append("window is longer than a day plus the maximum slack on each end")
                 }
                 if let recorded, slot < recorded.count {
                     let entry = recorded[slot]

@@ -6,7 +6,9 @@ import Runner
 ///
 /// Picks `pool[epochDay % pool.count]` — no record of mint time, exactly the native selector — and calls
 /// Endorser's New Activity endpoint with it as the Bearer token. A day outside the pool's covered range, or an
-/// empty pool, has no credential: the pass records `skipped: no credential` and sends nothing. Every outcome is
+/// empty pool, has no credential: the pass records `no-credential`, sends nothing and fails with 78 (an operator
+/// alerts on it; the next mint-pool fixes it). Signed out or with a passkey identity it skips; after a 429/503 with
+/// `Retry-After` it skips (`retry-after`) until that instant has passed. Every outcome is
 /// recorded in `token_pool_fetches` and, through the pass's counts or failure category, in `job status`.
 struct PrefetchJob: Job {
     let name = "prefetch"
@@ -16,19 +18,28 @@ struct PrefetchJob: Job {
 
     func run(_ context: JobContext) throws -> JobResult {
         guard let baseURL = context.env("ENDORSER_URL") else { throw TokenPoolErrors.endorserURLMissing }
-        guard let scheme = URL(string: baseURL)?.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
-            throw TokenPoolErrors.endorserURLInvalid
-        }
+        if let problem = EndorserURL.problem(baseURL) { throw problem }
         let afterID = try context.settings.string(TokenPoolSettings.afterID)
         guard !afterID.isEmpty else {
             throw JobError.configuration("after-id-missing", "prefetch.after-id is not set; set it with 'job settings set prefetch.after-id ULID'")
         }
-        let request = PrefetchRequest(planIDsSetting: try context.settings.string(TokenPoolSettings.planIDs), afterID: afterID)
 
         let nowSeconds = PoolCalendar.floorDivide(context.nowMilliseconds, 1000)
         let today = PoolCalendar.epochDay(unixSeconds: nowSeconds)
         let pool = PoolStore(database: context.database)
         let log = FetchLog(database: context.database)
+
+        // Signed out, or a passkey identity: the app leaves prefetch unconfigured — nothing to do, not a fault.
+        switch try IdentityStore(database: context.database).active()?.method {
+        case nil: return .skipped("no-identity")
+        case .peer: return .skipped("unsupported-identity")
+        case .ethr: break
+        }
+        // Endorser's Retry-After is honoured across passes: nothing is sent before it has passed.
+        if let until = try log.backOff(after: context.nowMilliseconds) {
+            context.logger.info("prefetch.backing_off")
+            return .skipped("retry-after", details: [("retry_after", .string(Date(unixMilliseconds: until).rfc3339))])
+        }
 
         // The native selector, bounded by the covered range recorded with the pool; one read snapshot, so a mint
         // pass swapping pools in between cannot pair one pool's range with another's slot.
@@ -41,8 +52,9 @@ struct PrefetchJob: Job {
             if !context.dryRun {
                 try log.record(.init(fetchedAt: context.nowMilliseconds, day: today, slot: nil, outcome: "no-credential", httpStatus: nil, rows: nil, hitLimit: nil))
             }
-            context.logger.info("prefetch.no_credential")
-            return .skipped("no-credential", details: [("day", .string(PoolCalendar.dateString(ofDay: today)))])
+            context.logger.warn("prefetch.no_credential")
+            if context.dryRun { return .skipped("no-credential", details: [("day", .string(PoolCalendar.dateString(ofDay: today)))]) }
+            throw TokenPoolErrors.noCredential
         }
         let window: [(String, JSON)] = [
             ("day", .string(PoolCalendar.dateString(ofDay: today))), ("slot", .number(slot)),
@@ -54,6 +66,10 @@ struct PrefetchJob: Job {
         }
 
         let keyring = try context.keyring()
+        // A round that hit Endorser's limit pages on (beforeId) in this pass; otherwise ask after the newest row kept.
+        let activity = ActivityStore(database: context.database)
+        let cursor = try activity.cursor(afterID: afterID)
+        let request = PrefetchRequest(planIDsSetting: try context.settings.string(TokenPoolSettings.planIDs), afterID: cursor.afterID, beforeID: cursor.beforeID)
         let token: String
         do {
             token = try PoolSealing.open(record, of: live, keyring: keyring)
@@ -66,15 +82,19 @@ struct PrefetchJob: Job {
             throw TokenPoolErrors.poolDamaged
         }
 
-        let outcome = EndorserClient().prefetch(baseURL: baseURL, token: token, request: request)
+        let (outcome, rows) = EndorserClient().prefetch(baseURL: baseURL, token: token, request: request, now: Date(unixMilliseconds: context.nowMilliseconds))
         // On failure too, the ledger (and so `job status`) keeps the HTTP status (0: no answer).
         context.committed = ["http_status": outcome.httpStatus ?? 0]
         let at = context.nowMilliseconds
         switch outcome {
-        case .fetched(let status, let rows, let hitLimit):
-            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "ok", httpStatus: status, rows: rows, hitLimit: hitLimit))
-            context.logger.info("prefetch.fetched", ["status": .int(status), "rows": .int(rows), "hit_limit": .bool(hitLimit)])
-            return .completed(["http_status": status, "rows": rows, "hit_limit": hitLimit ? 1 : 0], details: window)
+        case .fetched(let status, let count, let hitLimit):
+            let next = cursor.advanced(jwtIDs: rows.compactMap(\.jwtID), hitLimit: hitLimit)
+            let kept = try activity.keep(rows, cursor: next, previous: cursor, settings: context.settings, keyring: keyring, now: at)
+            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "ok", httpStatus: status, rows: count, hitLimit: hitLimit))
+            context.logger.info("prefetch.fetched", ["status": .int(status), "rows": .int(count), "hit_limit": .bool(hitLimit), "kept": .int(kept),
+                                                      "paging": .bool(next.beforeID != nil)])
+            return .completed(["http_status": status, "rows": count, "hit_limit": hitLimit ? 1 : 0, "kept": kept, "paging": next.beforeID != nil ? 1 : 0],
+                              details: window)
         case .credentialRejected(let status):
             try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "credential-rejected", httpStatus: status, rows: nil, hitLimit: nil))
             context.logger.warn("prefetch.credential_rejected", ["status": .int(status)])
@@ -88,6 +108,11 @@ struct PrefetchJob: Job {
             context.logger.warn("prefetch.transient", ["status": .int(status ?? 0)])
             throw JobError.transient("endorser-unavailable", status.map { "Endorser answered HTTP \($0); the next pass retries" }
                                          ?? "Endorser could not be reached; the next pass retries")
+        case .backOff(let status, let seconds):
+            let until = at + seconds * 1000
+            try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "transient", httpStatus: status, rows: nil, hitLimit: nil, retryNotBefore: until))
+            context.logger.warn("prefetch.back_off", ["status": .int(status), "seconds": .int(seconds)])
+            throw JobError.transient("endorser-unavailable", "Endorser answered HTTP \(status) and asked for no request for \(seconds) s; passes before then send nothing")
         case .badResponse(let status):
             try log.record(.init(fetchedAt: at, day: today, slot: slot, outcome: "bad-response", httpStatus: status, rows: nil, hitLimit: nil))
             context.logger.warn("prefetch.bad_response", ["status": .int(status ?? 0)])

@@ -9,21 +9,27 @@ public struct PrefetchRequest: Sendable, Equatable {
 
     public let planIDs: [String]
     public let afterID: String
+    /// While paging a `hitLimit` answer: only rows older than this.
+    public let beforeID: String?
 
-    public init(planIDs: [String], afterID: String) {
+    public init(planIDs: [String], afterID: String, beforeID: String? = nil) {
         self.planIDs = planIDs
         self.afterID = afterID
+        self.beforeID = beforeID
     }
 
     /// Parses the settings' text forms (already validated when set).
-    public init(planIDsSetting: String, afterID: String) {
+    public init(planIDsSetting: String, afterID: String, beforeID: String? = nil) {
         planIDs = planIDsSetting.isEmpty ? [] : planIDsSetting.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         self.afterID = afterID
+        self.beforeID = beforeID
     }
 
-    /// `{"planIds":[…],"afterId":"…"}`, compact.
+    /// `{"planIds":[…],"afterId":"…"}` (with `"beforeId"` while paging), compact.
     public var bodyJSON: [UInt8] {
-        Array(JSON.object([("planIds", .array(planIDs.map(JSON.string))), ("afterId", .string(afterID))]).rendered().utf8)
+        var pairs: [(String, JSON)] = [("planIds", .array(planIDs.map(JSON.string))), ("afterId", .string(afterID))]
+        if let beforeID { pairs.append(("beforeId", .string(beforeID))) }
+        return Array(JSON.object(pairs).rendered().utf8)
     }
 
     /// The full URL for an Endorser base URL (`https://api.endorser.ch`, with or without a trailing slash).

@@ -25,6 +25,12 @@ enum TokenPoolErrors {
     /// `ENDORSER_URL` is not set (78).
     static let endorserURLMissing = JobError.configuration("endorser-url-missing", "ENDORSER_URL is not set; set it to the Endorser server's base URL")
 
+    /// `ENDORSER_URL` is plain http:// to a host other than loopback (78): the Bearer token would cross the network in clear.
+    static let endorserURLInsecure = JobError.configuration("endorser-url-insecure", "ENDORSER_URL is plain http:// to a host that is not loopback, so the Bearer token would go out in clear; use https://")
+
+    /// A pool identity is active but no token covers today (78): nothing was sent; run mint-pool.
+    static let noCredential = JobError.configuration("no-credential", "no pool token covers today, so nothing was sent; run mint-pool (see 'job pool show')")
+
     /// `ENDORSER_URL` is not an http(s) URL (78).
     static let endorserURLInvalid = JobError.configuration("endorser-url-invalid", "ENDORSER_URL is not an http:// or https:// URL")
 }

@@ -70,5 +70,26 @@ enum TokenPoolMigrations {
         Migration("token-pool-004-seal-context", sql: """
             ALTER TABLE token_pool_generations ADD COLUMN seal_context BLOB CHECK (seal_context IS NULL OR length(seal_context) = 16);
             """),
+        // A 429/503 answer's Retry-After: no prefetch request goes out before this instant (Unix ms).
+        Migration("token-pool-005-retry-after", sql: """
+            ALTER TABLE token_pool_fetches ADD COLUMN retry_not_before INTEGER;
+            """),
+        // What prefetch found (`ActivityStore`): rows sealed, and the paging state of a round in progress.
+        Migration("token-pool-006-activity", sql: """
+            CREATE TABLE token_pool_activity (
+                id INTEGER PRIMARY KEY,
+                -- Blind index (HMAC) of the row's plan jwtId: a row fetched twice is kept once.
+                row_index BLOB NOT NULL UNIQUE,
+                -- The row's JSON, AES-256-GCM under the store key (purpose token-pool-activity).
+                sealed_row BLOB NOT NULL,
+                fetched_at INTEGER NOT NULL
+            ) STRICT;
+            CREATE TABLE token_pool_prefetch_paging (
+                singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                after_id TEXT NOT NULL,
+                before_id TEXT NOT NULL,
+                newest_id TEXT NOT NULL
+            ) STRICT;
+            """),
     ]
 }

@@ -23,8 +23,8 @@ public enum TokenPoolModule {
         jobs: [MintPoolJob(), PrefetchJob()],
         commands: [
             IdentityImportCommand(), IdentityNewCommand(), IdentityAddPeerCommand(), IdentityListCommand(),
-            IdentityUseCommand(), IdentityExportCommand(),
-            PoolShowCommand(), PoolExportCommand(), PoolVerifyCommand(), PoolClearCommand(),
+            IdentityUseCommand(), IdentityRemoveCommand(), IdentityExportCommand(),
+            PoolShowCommand(), PoolExportCommand(), PoolVerifyCommand(), PoolClearCommand(), ActivityListCommand(),
         ],
         settings: TokenPoolSettings.all,
         doctor: [PoolDoctor.group])

@@ -25,7 +25,9 @@ import TestSupport
         #expect(try alice.run(["grants", "issue", "--to", "abc"]).exitCode == 64)
         #expect(try alice.run(["grants", "issue", "--to", bob.endpointHex, "--lifetime", "7d"]).exitCode == 64)
         #expect(try alice.run(["grants", "issue", "--to", alice.endpointHex]).exitCode == 64)
-        #expect(try alice.run(["block", "not-an-endpoint"]).exitCode == 64)
+        // Not an endpoint id, and no known device has that label: refused, nothing blocked.
+        #expect(try alice.run(["block", "not-an-endpoint"]).exitCode == 65)
+        #expect(try alice.scalar("SELECT count(*) FROM blocked_endpoints") == 0)
         #expect(try alice.scalar("SELECT count(*) FROM grants_issued") == 1)
 
         try bob.ok(["grants", "accept", "--label", "alice", "--addr", "127.0.0.1:1"], stdin: bundle)

@@ -110,7 +110,7 @@ import TestSupport
         try alice.ok(["block", bob.endpointHex])
         let result = try bob.run(["--json", "offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-blocked"), "--files", "1", "--bytes", "1"])
         #expect(result.exitCode == 69)
-        #expect(result.stderr.contains("inactive; pair again"), "the blocked sender is told exactly what an expired pairing says")
+        #expect(result.stderr.contains("(the pairing lapsed) — pair again"), "the blocked sender is told exactly what an expired pairing says")
         #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 0)
         #expect(try alice.scalar("SELECT count(*) FROM notifications") == 0)
         #expect(try bob.scalar("SELECT count(*) FROM grants_held") == 0)

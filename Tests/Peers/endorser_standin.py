@@ -12,7 +12,8 @@ address (Keccak-256, pre-NIST) with the DID's, case-insensitively. Failures answ
 Everything is implemented here in pure Python (secp256k1 arithmetic, Keccak-256): nothing is shared with the
 Swift code under test. Debian's /usr/bin/python3, standard library only.
 
-Control (for tests): POST /__control with JSON {"now": unix seconds, "status": int or null, "rows": int or null}
+Control (for tests): POST /__control with JSON {"now": unix seconds, "status": int or null, "rows": int or null,
+"retry_after": a Retry-After header value sent with a forced status, or null}
 sets the emulated clock, forces an HTTP status, or the number of rows answered; GET /__requests returns what
 was received (method, path, authorization verdict, parsed body). The port is printed as "PORT <n>" on stdout.
 """
@@ -191,7 +192,7 @@ def verify_jwt(token, now):
 
 
 # --- HTTP -----------------------------------------------------------------------------------------------------
-STATE = {"now": 0, "status": None, "rows": None, "requests": []}
+STATE = {"now": 0, "status": None, "rows": None, "retry_after": None, "requests": []}
 LOCK = threading.Lock()
 PATH = "/api/v2/report/plansLastUpdatedBetween"
 
@@ -202,9 +203,11 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def _send(self, status, obj):
+    def _send(self, status, obj, retry_after=None):
         body = json.dumps(obj, separators=(",", ":")).encode()
         self.send_response(status)
+        if retry_after is not None:
+            self.send_header("Retry-After", str(retry_after))
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -226,7 +229,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/__control":
             update = json.loads(raw or b"{}")
             with LOCK:
-                for key in ("now", "status", "rows"):
+                for key in ("now", "status", "rows", "retry_after"):
                     if key in update:
                         STATE[key] = update[key]
                 if update.get("reset"):
@@ -234,7 +237,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, {"ok": True})
             return
         with LOCK:
-            now, forced, rows = STATE["now"], STATE["status"], STATE["rows"]
+            now, forced, rows, retry_after = STATE["now"], STATE["status"], STATE["rows"], STATE["retry_after"]
         record = {"method": "POST", "path": self.path, "content_type": self.headers.get("Content-Type"), "body": None,
                   "verdict": None}
         try:
@@ -248,7 +251,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if forced is not None:
             record["verdict"] = "forced"
-            self._send(forced, {"error": {"message": "forced by the test"}})
+            self._send(forced, {"error": {"message": "forced by the test"}}, retry_after)
             return
         auth = self.headers.get("Authorization") or ""
         if not auth.startswith("Bearer "):
@@ -269,9 +272,20 @@ class Handler(BaseHTTPRequestHandler):
             return
         plan_ids = body["planIds"]
         count = len(plan_ids) if rows is None else rows
-        data = [{"plan": {"handleId": plan_ids[i % len(plan_ids)] if plan_ids else "none", "rowId": "%026d" % i}}
-                for i in range(min(count, 50))]
-        self._send(200, {"data": data, "hitLimit": count > 50})
+        # Row i (1-based) is a plan change with jwtId "01HZX4" + 20 digits (ULIDs above the tests' after-id); the
+        # answer holds those after afterId (and before beforeId), newest first, at most 50, as Endorser answers.
+        after, before = body["afterId"], body.get("beforeId")
+        changes = []
+        for i in range(count, 0, -1):
+            jwt_id = "01HZX4%020d" % i
+            if jwt_id > after and (before is None or jwt_id < before):
+                handle = plan_ids[i % len(plan_ids)] if plan_ids else "none"
+                row = {"plan": {"jwtId": jwt_id, "handleId": handle, "name": "Plan change %d" % i,
+                                "issuerDid": "did:ethr:0x000000000000000000000000000000000000000%d" % (i % 10)}}
+                if i % 2 == 0:
+                    row["wrappedClaimBefore"] = {"name": "Plan change %d, before" % i}
+                changes.append(row)
+        self._send(200, {"data": changes[:50], "hitLimit": len(changes) > 50})
 
 
 def main():

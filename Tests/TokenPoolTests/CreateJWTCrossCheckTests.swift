@@ -51,7 +51,7 @@ import TestSupport
         for index in 0..<40 {
             let key = Hex.encode(try Secp256k1PrivateKey.generate().rawRepresentation.copyBytes())
             let day = 19_000 + Int64(try SecureRandom.uniform(below: 30_000))
-            let slack = [0, 1, 300, 3_600, 43_199][index % 5]
+            let slack = [0, 1, 300, 3_600, 21_599][index % 5]
             let iat = day * 86_400 - Int64(try SecureRandom.uniform(below: 200 * 86_400))
             cases.append(Case(key: key, iat: iat, window: DayWindow(day: day, slackSeconds: slack)))
         }

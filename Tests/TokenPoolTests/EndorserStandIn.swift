@@ -48,8 +48,10 @@ final class EndorserStandIn {
     }
 
     /// Sets the stand-in's clock (Unix seconds), a forced status (nil: none) and a row count (nil: one per plan id).
-    func configure(now: Int64, status: Int? = nil, rows: Int? = nil, reset: Bool = false) throws {
-        let body: [String: Any] = ["now": now, "status": status as Any? ?? NSNull(), "rows": rows as Any? ?? NSNull(), "reset": reset]
+    /// `retryAfter` is a `Retry-After` value sent with the forced status.
+    func configure(now: Int64, status: Int? = nil, rows: Int? = nil, retryAfter: String? = nil, reset: Bool = false) throws {
+        let body: [String: Any] = ["now": now, "status": status as Any? ?? NSNull(), "rows": rows as Any? ?? NSNull(),
+                                   "retry_after": retryAfter as Any? ?? NSNull(), "reset": reset]
         let response = try client.send(HTTPRequest(method: "POST", url: baseURL + "/__control", headers: [("Content-Type", "application/json")],
                                                    body: Array(try JSONSerialization.data(withJSONObject: body))))
         guard response.status == 200 else { throw TestFailure("stand-in control failed: \(response.status)") }

@@ -117,11 +117,11 @@ import TestSupport
         // With the passkey identity active (which drops A's pool, as any switch does), minting is refused...
         #expect(try harness.command(["identity", "use", peer]).exitCode == .success)
         let refused = try harness.pass("mint-pool", now: Self.now)
-        #expect(refused.exitCode == .dataError)
-        #expect(refused.error?.category == "unsupported-identity")
+        #expect(refused.exitCode == .success)
+        #expect(try refused.json()["reason"] as? String == "unsupported-identity")
         #expect(try harness.exportedTokens().isEmpty)
         // ...also as a dry run, and nothing was staged.
-        #expect(try harness.pass("mint-pool", ["--dry-run"], now: Self.now).error?.category == "unsupported-identity")
+        #expect(try harness.pass("mint-pool", ["--dry-run"], now: Self.now).json()["reason"] as? String == "unsupported-identity")
         let generations: Int? = try harness.database().scalar("SELECT count(*) FROM token_pool_generations")
         #expect(generations == 0)
         #expect(try harness.command(["identity", "export"]).error?.category == "unsupported-identity")
@@ -142,7 +142,7 @@ import TestSupport
             _ = try db.execute("UPDATE token_pool_active_identity SET identity_id = (SELECT id FROM token_pool_identities WHERE did = ?)", [peer])
         }
         let refused = try harness.pass("mint-pool", now: Self.now.addingTimeInterval(86_400))
-        #expect(refused.error?.category == "unsupported-identity")
+        #expect(try refused.json()["reason"] as? String == "unsupported-identity")
         #expect(try harness.exportedTokens() == before)
         let live: Int? = try db.scalar("SELECT count(*) FROM token_pool_generations WHERE state = 'live'")
         #expect(live == 1)

@@ -21,22 +21,95 @@ import TestSupport
         }
     }
 
-    @Test func withoutAnIdentityMintPoolExits78WithAClearMessage() throws {
+    @Test func withoutAnIdentityMintPoolRecordsSkippedNoIdentityAndExits0() throws {
         let machine = Machine()
-        let result = try machine.run(["mint-pool"])
-        #expect(result.exitCode == 78)
-        #expect(result.stderr.contains("no identity is configured; run 'job identity import'"))
+        let result = try machine.run(["--json", "mint-pool"])
+        #expect(result.exitCode == 0)
+        #expect(try result.jsonObject()["outcome"] as? String == "skipped")
+        #expect(try result.jsonObject()["reason"] as? String == "no-identity")
     }
 
-    @Test func aPasskeyIdentityExits65WithTheUnsupportedIdentityError() throws {
+    @Test func aPasskeyIdentityMakesMintPoolSkipAsUnsupportedIdentityAndExit0() throws {
         let machine = Machine()
         #expect(try machine.run(["identity", "add-peer", "did:peer:0z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"]).exitCode == 0)
         let result = try machine.run(["--json", "mint-pool"])
-        #expect(result.exitCode == 65)
-        let error = try #require(try result.jsonObject()["error"] as? [String: Any])
-        #expect(error["category"] as? String == "unsupported-identity")
+        #expect(result.exitCode == 0)
+        #expect(try result.jsonObject()["outcome"] as? String == "skipped")
+        #expect(try result.jsonObject()["reason"] as? String == "unsupported-identity")
         #expect(!result.stderr.contains("did:peer:0z6Mk"))
-        #expect(result.stderr.contains("cannot mint background tokens; the pool was left unchanged"))
+        // By hand the pass still says why.
+        let human = try machine.run(["mint-pool"])
+        #expect(human.exitCode == 0)
+        #expect((human.stdout + human.stderr).contains("unsupported-identity"))
+        #expect(try machine.exportedTokens().isEmpty)
+    }
+
+    @Test func signingOutWithUseNoneDropsThePoolAndMintPoolThenSkips() throws {
+        let machine = Machine()
+        #expect(try machine.run(["identity", "import"], stdin: PoolHarness.keyA).exitCode == 0)
+        #expect(try machine.run(["settings", "set", "pool.size", "10"]).exitCode == 0)
+        #expect(try machine.run(["--now", "2027-05-01T08:00:00Z", "mint-pool"]).exitCode == 0)
+        #expect(try machine.exportedTokens().count == 10)
+
+        #expect(try machine.run(["identity", "use"]).exitCode == 64)
+        #expect(try machine.run(["identity", "use", "--none", PoolHarness.didA]).exitCode == 64)
+        let out = try machine.run(["--json", "identity", "use", "--none"])
+        #expect(out.exitCode == 0)
+        #expect(try out.jsonObject()["dropped_slots"] as? Int == 10)
+        let slots: Int? = try Database(path: machine.store).scalar("SELECT count(*) FROM token_pool_slots")
+        #expect(slots == 0)
+        let list = try machine.run(["--json", "identity", "list"])
+        #expect(list.stdout.contains("\"active\":false") && !list.stdout.contains("\"active\":true"))
+
+        let next = try machine.run(["--json", "--now", "2027-05-02T00:15:00Z", "mint-pool"])
+        #expect(next.exitCode == 0)
+        #expect(try next.jsonObject()["reason"] as? String == "no-identity")
+        #expect(try machine.exportedTokens().isEmpty)
+        // The key is still stored: choosing it again signs back in.
+        #expect(try machine.run(["identity", "use", PoolHarness.didA]).exitCode == 0)
+        #expect(try machine.run(["--now", "2027-05-02T00:15:00Z", "mint-pool"]).exitCode == 0)
+        #expect(try machine.exportedTokens().count == 10)
+    }
+
+    @Test func identityRemoveDeletesTheSealedKeyAndItsPoolAndRefusesTheActiveOneWithoutForce() throws {
+        let machine = Machine()
+        #expect(try machine.run(["identity", "import"], stdin: PoolHarness.keyA).exitCode == 0)
+        #expect(try machine.run(["identity", "import"], stdin: PoolHarness.keyB).exitCode == 0)
+        #expect(try machine.run(["settings", "set", "pool.size", "10"]).exitCode == 0)
+        #expect(try machine.run(["--now", "2027-05-01T08:00:00Z", "mint-pool"]).exitCode == 0)
+
+        // The active one needs --force; nothing changes without it.
+        let refused = try machine.run(["--json", "identity", "remove", PoolHarness.didA])
+        #expect(refused.exitCode == 65)
+        #expect(refused.stderr.contains("add --force"))
+        #expect(try machine.exportedTokens().count == 10)
+        #expect(try machine.run(["identity", "remove", "did:ethr:0x1111111111111111111111111111111111111111"]).exitCode == 65)
+
+        // A non-active one goes (matched in any case) without touching the pool.
+        #expect(try machine.run(["identity", "remove", PoolHarness.didB.lowercased()]).exitCode == 0)
+        #expect(try machine.exportedTokens().count == 10)
+
+        let forced = try machine.run(["--json", "identity", "remove", "--force", PoolHarness.didA])
+        #expect(forced.exitCode == 0)
+        #expect(try forced.jsonObject()["dropped_slots"] as? Int == 10)
+        let db = try Database(path: machine.store)
+        let identities: Int? = try db.scalar("SELECT count(*) FROM token_pool_identities")
+        let rows: Int? = try db.scalar("SELECT (SELECT count(*) FROM token_pool_slots) + (SELECT count(*) FROM token_pool_generations)")
+        #expect(identities == 0 && rows == 0)
+        #expect(try machine.run(["identity", "export"]).exitCode == 78)
+        let next = try machine.run(["--json", "--now", "2027-05-02T00:15:00Z", "mint-pool"])
+        #expect(try next.jsonObject()["reason"] as? String == "no-identity")
+    }
+
+    @Test func identityUseMatchesADidEthrInAnyLetterCase() throws {
+        let machine = Machine()
+        #expect(try machine.run(["identity", "import"], stdin: PoolHarness.keyA).exitCode == 0)
+        #expect(try machine.run(["identity", "import"], stdin: PoolHarness.keyB).exitCode == 0)
+        let used = try machine.run(["--json", "identity", "use", PoolHarness.didB.lowercased()])
+        #expect(used.exitCode == 0)
+        #expect(try used.jsonObject()["did"] as? String == PoolHarness.didB)
+        #expect(try used.jsonObject()["changed"] as? Bool == true)
+        #expect(try machine.run(["--json", "identity", "use", PoolHarness.didB.uppercased().replacingOccurrences(of: "DID:ETHR:0X", with: "did:ethr:0x")]).jsonObject()["changed"] as? Bool == false)
     }
 
     @Test func aPassKilledMidMintLeavesTheOldPoolIntactAndARerunCompletesTheNewOne() throws {

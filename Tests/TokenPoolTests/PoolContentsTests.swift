@@ -127,6 +127,23 @@ import TestSupport
 }
 
 extension PoolContentsTests {
+    @Test func aSlackOfMoreThanAQuarterDayIsRefusedAndPoolVerifyFlagsATokenValidForTwoDays() throws {
+        let harness = PoolHarness()
+        try harness.importKey(PoolHarness.keyA)
+        #expect(try harness.command(["settings", "set", "pool.slack-seconds", "43199"]).exitCode == .usage)
+        #expect(try harness.command(["settings", "set", "pool.slack-seconds", "21600"]).exitCode == .usage)
+        #expect(try harness.command(["settings", "set", "pool.slack-seconds", "21599"]).exitCode == .success)
+
+        // A token padded by 43,199 s on each end (valid for 48 h), as an older version could mint, fails verify.
+        let minter = DayTokenMinter(key: try Secp256k1PrivateKey(rawRepresentation: SecretBytes(try Hex.decode(PoolHarness.keyA))))
+        let day: Int64 = 20_600
+        let wide = DayWindow(day: day, notBefore: PoolCalendar.opening(of: day) - 43_199, expires: PoolCalendar.closing(of: day) + 43_199)
+        let token = try minter.sign(headerJSON: DayTokenClaims.headerJSON, payloadJSON: DayTokenClaims.payloadJSON(issuedAt: day * 86_400, window: wide, issuer: PoolHarness.didA))
+        let report = PoolVerifier.verify(tokens: [token], plan: PoolPlan(firstDay: day, size: 1), issuer: PoolHarness.didA, recorded: nil, nowSeconds: day * 86_400)
+        #expect(!report.passed)
+        #expect(report.coveredDays.first?.problems == ["window is longer than a day plus the maximum slack on each end"])
+    }
+
     @Test func aSettingWrittenOutOfRangeBehindTheCommandsIsAConfigurationError() throws {
         let harness = PoolHarness()
         try harness.importKey(PoolHarness.keyA)

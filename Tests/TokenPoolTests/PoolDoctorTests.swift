@@ -38,4 +38,21 @@ import TestSupport
         #expect(report.checks["pool-today"] == "FAIL")
         #expect(report.checks["pool-verify"] == "ok")
     }
+
+    @Test func doctorSaysAPlainHTTPEndorserURLToANonLoopbackHostWouldSendTheBearerInClear() throws {
+        let now = instant("2027-03-03T03:03:03Z")
+        let harness = PoolHarness(environment: ["ENDORSER_URL": "http://endorser.example"])
+        try harness.importKey(PoolHarness.keyA)
+        try harness.setting("pool.size", "5")
+        try harness.setting("prefetch.after-id", PoolHarness.afterID)
+        #expect(try harness.pass("mint-pool", now: now).exitCode == .success)
+        let result = try harness.command(["doctor"], now: now, json: true)
+        #expect(result.exitCode == .configuration)
+        #expect(result.stdout.contains("in clear"))
+        #expect(try Self.statuses(harness, now: now).checks["prefetch-config"] == "FAIL")
+        let loopback = PoolHarness(environment: ["ENDORSER_URL": "http://127.0.0.1:9"])
+        try loopback.importKey(PoolHarness.keyA)
+        try loopback.setting("prefetch.after-id", PoolHarness.afterID)
+        #expect(try Self.statuses(loopback, now: now).checks["prefetch-config"] == "ok")
+    }
 }

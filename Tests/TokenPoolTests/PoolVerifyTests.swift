@@ -33,8 +33,8 @@ import TestSupport
                     #expect(try prefetch.json()["outcome"] as? String == "completed")
                 } else {
                     // Before the first or after the last covered day: no credential, no request.
-                    #expect(try prefetch.json()["outcome"] as? String == "skipped")
-                    #expect(try prefetch.json()["reason"] as? String == "no-credential")
+                    #expect(prefetch.exitCode == .configuration)
+                    #expect(prefetch.error?.category == "no-credential")
                 }
             }
         }

@@ -48,6 +48,8 @@ import TestSupport
         #expect(body["planIds"] as? [String] == ["https://endorser.ch/entity/01PLANA", "https://endorser.ch/entity/01PLANB"])
         #expect(body["afterId"] as? String == PoolHarness.afterID)
         #expect(Set(body.keys) == ["planIds", "afterId"])
+        // The after-id moved to the newest row returned: the next pass asks a new question.
+        #expect(try harness.command(["settings", "get", "prefetch.after-id"]).stdout.contains("01HZX400000000000000000002"))
 
         // Recorded for `pool show` and `job status`.
         let show = try harness.command(["pool", "show"], now: Self.now, json: true).json()
@@ -58,7 +60,7 @@ import TestSupport
         #expect(last["hit_limit"] as? Bool == false)
         let db = try harness.database()
         let ledgerCounts: String? = try db.scalar("SELECT counts FROM job_runs WHERE job = 'prefetch' ORDER BY id DESC LIMIT 1")
-        #expect(ledgerCounts == #"{"http_status":200,"rows":2,"hit_limit":0}"#)
+        #expect(ledgerCounts == #"{"http_status":200,"rows":2,"hit_limit":0,"kept":2,"paging":0}"#)
     }
 
     @Test func aFullAnswerIsRecordedAsHittingTheLimit() throws {
@@ -72,7 +74,7 @@ import TestSupport
         #expect(counts["hit_limit"] as? Int == 1)
     }
 
-    @Test func anEmptyPoolOrADayPastThePoolMakesNoRequest() throws {
+    @Test func anEmptyPoolOrADayPastThePoolMakesNoRequestAndFailsAsNoCredentialWithExit78() throws {
         let endorser = try EndorserStandIn()
         defer { endorser.stop() }
         try endorser.configure(now: Self.nowSeconds)
@@ -82,9 +84,8 @@ import TestSupport
         try empty.importKey(PoolHarness.keyA)
         try empty.setting("prefetch.after-id", PoolHarness.afterID)
         let skipped = try empty.pass("prefetch", now: Self.now)
-        #expect(skipped.exitCode == .success)
-        #expect(try skipped.json()["outcome"] as? String == "skipped")
-        #expect(try skipped.json()["reason"] as? String == "no-credential")
+        #expect(skipped.exitCode == .configuration)
+        #expect(skipped.error?.category == "no-credential")
 
         // The day after the last covered day: epochDay % 10 indexes a slot, yet there is no credential.
         let harness = try Self.mintedHarness(endorser.baseURL)
@@ -93,11 +94,11 @@ import TestSupport
             let at = instant(unix: day * 86_400 + 600)
             try endorser.configure(now: day * 86_400 + 600)
             let past = try harness.pass("prefetch", now: at)
-            #expect(try past.json()["reason"] as? String == "no-credential")
+            #expect(past.error?.category == "no-credential")
         }
         #expect(try endorser.requests().isEmpty)
         let status = try harness.database().queryOne("SELECT outcome, reason FROM job_runs WHERE job = 'prefetch' ORDER BY id DESC LIMIT 1")
-        #expect(try status?.get(0, as: String.self) == "skipped")
+        #expect(try status?.get(0, as: String.self) == "failed")
         #expect(try status?.get(1, as: String.self) == "no-credential")
         let show = try harness.command(["pool", "show"], now: Self.now, json: true).json()
         #expect((show["last_fetch"] as? [String: Any])?["outcome"] as? String == "no-credential")
@@ -147,6 +148,129 @@ import TestSupport
         #expect(unreachable.exitCode == .temporaryFailure)
         let outcomes = try harness.database().query("SELECT outcome FROM token_pool_fetches ORDER BY id").map { try $0.get(0, as: String.self) }
         #expect(outcomes == ["transient", "transient", "refused", "transient"])
+    }
+
+    @Test func prefetchKeepsTheRowsSealedPagesOnHitLimitInLaterPassesAndMovesTheAfterID() throws {
+        let endorser = try EndorserStandIn()
+        defer { endorser.stop() }
+        try endorser.configure(now: Self.nowSeconds, rows: 120)
+        let harness = try Self.mintedHarness(endorser.baseURL)
+        func afterID() throws -> String { try harness.command(["settings", "get", "prefetch.after-id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
+
+        // 120 changes: three passes of at most 50, the later ones asking for what lies before the oldest seen.
+        var paging: [Int] = []
+        for hour in 0..<3 {
+            let pass = try harness.pass("prefetch", now: Self.now.addingTimeInterval(Double(hour * 3600)))
+            #expect(pass.exitCode == .success, "\(String(describing: pass.error))")
+            paging.append(try #require(try pass.json()["counts"] as? [String: Any])["paging"] as? Int ?? -1)
+            if hour < 2 { #expect(try afterID() == PoolHarness.afterID, "the after-id stays until the round has read all") }
+        }
+        #expect(paging == [1, 1, 0])
+        let bodies = try endorser.requests().compactMap { $0["body"] as? [String: Any] }
+        #expect(bodies.map { $0["afterId"] as? String } == Array(repeating: PoolHarness.afterID, count: 3))
+        #expect(bodies.map { $0["beforeId"] as? String } == [nil, "01HZX400000000000000000071", "01HZX400000000000000000021"])
+        #expect(try afterID() == "01HZX400000000000000000120")
+
+        let list = try JSONSerialization.jsonObject(with: Data(try harness.command(["activity", "list"], json: true).stdout.utf8)) as? [[String: Any]]
+        #expect(list?.count == 120)
+        #expect(list?.first?["jwt_id"] as? String == "01HZX400000000000000000120")
+        #expect(list?.first?["name"] as? String == "Plan change 120")
+        #expect(list?.first?["change"] as? String == "updated")
+        #expect(list?.last?["jwt_id"] as? String == "01HZX400000000000000000001")
+        #expect(list?.last?["change"] as? String == "new")
+        #expect((list?.first?["row"] as? [String: Any])?["plan"] != nil)
+        let human = try harness.command(["activity", "list"]).stdout
+        #expect(human.contains("Plan change 7"))
+
+        // Sealed: no plan name, handle or jwtId in the store in clear.
+        let file = try String(decoding: Data(contentsOf: URL(fileURLWithPath: harness.job.storePath)), as: UTF8.self)
+        #expect(!file.contains("Plan change") && !file.contains("01HZX400000000000000000007"))
+
+        // The next question starts after the newest row: nothing new, nothing duplicated; then five new changes.
+        try endorser.configure(now: Self.nowSeconds, rows: 120, reset: true)
+        let quiet = try harness.pass("prefetch", now: Self.now.addingTimeInterval(3 * 3600))
+        #expect(try #require(try quiet.json()["counts"] as? [String: Any])["rows"] as? Int == 0)
+        try endorser.configure(now: Self.nowSeconds, rows: 125)
+        let fresh = try harness.pass("prefetch", now: Self.now.addingTimeInterval(4 * 3600))
+        #expect(try #require(try fresh.json()["counts"] as? [String: Any])["kept"] as? Int == 5)
+        #expect(try endorser.requests().compactMap { ($0["body"] as? [String: Any])?["afterId"] as? String } == Array(repeating: "01HZX400000000000000000120", count: 2))
+        #expect(try afterID() == "01HZX400000000000000000125")
+        let count: Int? = try harness.database().scalar("SELECT count(*) FROM token_pool_activity")
+        #expect(count == 125)
+    }
+
+    @Test func activityListWithNothingKeptSaysSo() throws {
+        let harness = PoolHarness()
+        #expect(try harness.command(["activity", "list"]).stdout.contains("no new activity kept"))
+        #expect(try harness.command(["activity", "list"], json: true).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+    }
+
+    @Test func aRetryAfterOn429Or503IsHonouredAcrossPassesAndNothingIsSentBeforeIt() throws {
+        let endorser = try EndorserStandIn()
+        defer { endorser.stop() }
+        try endorser.configure(now: Self.nowSeconds, status: 503, retryAfter: "3600")
+        let harness = try Self.mintedHarness(endorser.baseURL)
+        let first = try harness.pass("prefetch", now: Self.now)
+        #expect(first.exitCode == .temporaryFailure)
+        #expect(first.error?.category == "endorser-unavailable")
+        #expect(try endorser.requests().count == 1)
+
+        // Three hourly passes inside the hour back-off send nothing.
+        try endorser.configure(now: Self.nowSeconds, reset: true)
+        for minutes in [1, 30, 59] {
+            let pass = try harness.pass("prefetch", now: Self.now.addingTimeInterval(Double(minutes * 60)))
+            #expect(pass.exitCode == .success)
+            #expect(try pass.json()["reason"] as? String == "retry-after")
+            let details = try pass.json()["details"] as? [String: Any]
+            #expect((details?["retry_after"] as? String)?.hasPrefix("2027-09-14T07:30:00") == true)
+        }
+        #expect(try endorser.requests().isEmpty)
+        // Once it has passed, the next pass asks again.
+        let after = try harness.pass("prefetch", now: Self.now.addingTimeInterval(3600))
+        #expect(after.exitCode == .success, "\(String(describing: after.error))")
+        #expect(try endorser.requests().count == 1)
+
+        // 429 with an HTTP-date.
+        try endorser.configure(now: Self.nowSeconds + 7200, status: 429, retryAfter: "Tue, 14 Sep 2027 10:00:00 GMT", reset: true)
+        #expect(try harness.pass("prefetch", now: Self.now.addingTimeInterval(7200)).exitCode == .temporaryFailure)
+        let held = try harness.pass("prefetch", now: Self.now.addingTimeInterval(7200 + 3600))
+        #expect(try held.json()["reason"] as? String == "retry-after")
+        #expect(try endorser.requests().count == 1)
+        // Without Retry-After a 503 sets no back-off: the next pass asks again.
+        try endorser.configure(now: Self.nowSeconds + 14_400, status: 503, reset: true)
+        #expect(try harness.pass("prefetch", now: Self.now.addingTimeInterval(14_400)).exitCode == .temporaryFailure)
+        #expect(try harness.pass("prefetch", now: Self.now.addingTimeInterval(14_460)).exitCode == .temporaryFailure)
+        #expect(try endorser.requests().count == 2)
+    }
+
+    @Test func plainHTTPToANonLoopbackHostIsRefusedBeforeTheBearerGoesOut() throws {
+        for url in ["http://endorser.example", "http://10.0.0.5:3000", "HTTP://128.0.0.1"] {
+            let harness = try Self.mintedHarness(url)
+            let result = try harness.pass("prefetch", now: Self.now)
+            #expect(result.exitCode == .configuration, "\(url)")
+            #expect(result.error?.category == "endorser-url-insecure", "\(url)")
+            let fetches: Int? = try harness.database().scalar("SELECT count(*) FROM token_pool_fetches")
+            #expect(fetches == 0)
+        }
+        #expect(EndorserURL.problem("http://localhost:3000") == nil)
+        #expect(EndorserURL.problem("http://127.0.0.2:3000") == nil)
+        #expect(EndorserURL.problem("http://[::1]:3000") == nil)
+        #expect(EndorserURL.problem("https://endorser.example") == nil)
+    }
+
+    @Test func signedOutOrWithAPasskeyIdentityPrefetchSkipsWithoutARequest() throws {
+        let endorser = try EndorserStandIn()
+        defer { endorser.stop() }
+        try endorser.configure(now: Self.nowSeconds)
+        let harness = try Self.mintedHarness(endorser.baseURL)
+        #expect(try harness.command(["identity", "use", "--none"]).exitCode == .success)
+        let out = try harness.pass("prefetch", now: Self.now)
+        #expect(out.exitCode == .success)
+        #expect(try out.json()["reason"] as? String == "no-identity")
+        #expect(try harness.command(["identity", "add-peer", "did:peer:0z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"]).exitCode == .success)
+        #expect(try harness.command(["identity", "use", "did:peer:0z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"]).exitCode == .success)
+        #expect(try harness.pass("prefetch", now: Self.now).json()["reason"] as? String == "unsupported-identity")
+        #expect(try endorser.requests().isEmpty)
     }
 
     @Test func missingOrInvalidConfigurationIsExit78() throws {

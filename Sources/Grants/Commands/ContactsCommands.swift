@@ -8,22 +8,26 @@ struct ContactsListCommand: Command {
     func run(_ context: JobContext) throws {
         let node = try Node(context)
         let contacts = try node.contacts.all()
+        let reachability = try contacts.map { contact in
+            let held: Int = try node.database.scalar("SELECT count(*) FROM held_offers WHERE contact_id = ? AND state = 'held'", [contact.id]) ?? 0
+            return ContactReachability.of(contact, holdsUsableGrant: try node.held.usable(contactID: contact.id) != nil, heldOffers: held)
+        }
         if context.jsonOutput {
-            context.printJSON(.array(try contacts.map { contact in
+            context.printJSON(.array(zip(contacts, reachability).map { contact, reach in
                 ["endpoint_id": .string(contact.endpoint.hex), "fingerprint": .string(contact.endpoint.fingerprint),
                  "label": .string(contact.label), "claimed_name": .optional(contact.remoteName),
                  "claimed_name_changed": .bool(contact.remoteNameChanged), "address": .optional(contact.address),
-                 "status": .string(contact.status), "can_reach": .bool(try node.held.usable(contactID: contact.id) != nil),
+                 "status": .string(contact.status), "can_reach": .bool(reach != .pairAgain), "reachability": .string(reach.rawValue),
                  "created_at": TimeText.json(contact.createdAt)]
             }))
             return
         }
         if contacts.isEmpty { context.print("no contacts") }
-        for contact in contacts {
-            var line = "\(contact.label)  \(contact.endpoint.fingerprint)  \(contact.status)"
+        for (contact, reach) in zip(contacts, reachability) {
+            var line = "\(contact.label)  \(contact.endpoint.fingerprint)  \(reach.text)"
+            if contact.status == "revoked" { line += " (the other device removed this one)" }
+            if contact.status == "lapsed" { line += " (the pairing went unused too long)" }
             if contact.remoteNameChanged { line += "  (the device now calls itself something else)" }
-            if contact.status == "revoked" { line += "  — removed by the other device" }
-            if contact.status == "lapsed" { line += "  — inactive, pair again" }
             context.print(line)
         }
     }

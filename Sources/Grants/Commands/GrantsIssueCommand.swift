@@ -10,14 +10,16 @@ struct GrantsIssueCommand: Command {
     let options: [OptionSpec] = [
         .value("--to", "ENDPOINT", "the endpoint id (64 hex) of the device being remembered"),
         .value("--lifetime", "30d|90d|365d|never", "idle lifetime (default: the grants.lifetime setting)"),
+        .value("--label", "LABEL", "your own name for the device (shown for its offers, usable with revoke and block)"),
     ]
 
     func run(_ context: JobContext) throws {
         let holder = try EndpointID(hex: try context.arguments.required("--to"))
         let lifetime = try GrantLifetime.parse(try context.arguments.value("--lifetime") ?? context.settings.string(GrantsSettings.lifetime))
+        let label = try context.arguments.value("--label").map(LabelRule.validate)
         let node = try Node(context)
         guard holder != node.identity.endpoint else { throw JobError.usage("a grant for this node's own endpoint is pointless; --to names the other device") }
-        let bundle = try node.issued.issue(to: holder, issuer: node.identity.endpoint, lifetime: lifetime, now: context.nowMilliseconds)
+        let bundle = try node.issued.issue(to: holder, issuer: node.identity.endpoint, lifetime: lifetime, label: label, now: context.nowMilliseconds)
         context.logger.info("grant-issued", ["lifetime": lifetime == .never ? "never" : .int(lifetime.milliseconds! / 86_400_000)])
         if context.jsonOutput {
             context.printJSON(["bundle": .string(bundle.line), "lifetime": .string(lifetime.rawValue), "expires_at": TimeText.json(bundle.expiresAt)])

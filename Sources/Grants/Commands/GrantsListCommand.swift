@@ -13,7 +13,8 @@ struct GrantsListCommand: Command {
         if context.jsonOutput {
             context.printJSON([
                 "issued": .array(issued.map { grant in
-                    ["grant_id": .string(grant.grantID), "to": .string(grant.peer.hex), "state": .string(grant.state), "lifetime": .string(grant.lifetime),
+                    ["grant_id": .string(grant.grantID), "to": .string(grant.peer.hex), "to_fingerprint": .string(grant.peer.fingerprint),
+                     "label": .optional(grant.label), "state": .string(grant.state), "lifetime": .string(grant.lifetime),
                      "created_at": TimeText.json(grant.createdAt), "expires_at": TimeText.json(grant.expiresAt)]
                 }),
                 "held": .array(held.map { grant in
@@ -25,7 +26,7 @@ struct GrantsListCommand: Command {
         }
         context.print("issued (\(issued.count)):")
         for grant in issued {
-            context.print("  \(grant.grantID)  to \(grant.peer.fingerprint)  \(grant.state)  lifetime \(grant.lifetime)  expires \(TimeText.text(grant.expiresAt))")
+            context.print("  \(grant.grantID)  to \(grant.label.map { "\($0) " } ?? "")(\(grant.peer.fingerprint))  \(grant.state)  lifetime \(grant.lifetime)  expires \(TimeText.text(grant.expiresAt))")
         }
         context.print("held (\(held.count)):")
         for grant in held {

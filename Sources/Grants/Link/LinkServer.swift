@@ -25,6 +25,7 @@ struct LinkServer {
             case .pull: try servePull(connection)
             case .revoke: try serveRevoke(connection)
             case .cancel: try CancelNotice.answer(connection, incoming: incoming, context: context)
+            case .decision: try DecisionNotice.answer(connection, node: node, outgoing: outgoing, context: context)
             }
             connection.close()
         } catch {
@@ -64,6 +65,7 @@ struct LinkServer {
         let message = try connection.receive()
         try message.expect("offer")
         let offer = try OfferPayload(message)
+        try ContactAddress.refresh(from: message, remote: connection.remote, node: node, now: context.nowMilliseconds)
         let limits = try GrantsSettings.offerLimits(context.settings)
         let now = context.nowMilliseconds
         let receipt = try incoming.receive(offer, from: connection.remote, limits: limits, now: now)
@@ -95,6 +97,7 @@ struct LinkServer {
         let message = try connection.receive()
         try message.expect("pull")
         let decisions = try LinkWire.parseDecisions(message)
+        try ContactAddress.refresh(from: message, remote: connection.remote, node: node, now: context.nowMilliseconds)
         var applied = 0
         var delivered = 0
         guard let contact = try node.contacts.find(connection.remote) else {
@@ -154,6 +157,7 @@ extension LinkProtocolName {
         case .pull: return "pull"
         case .revoke: return "revoke"
         case .cancel: return "cancel"
+        case .decision: return "decision"
         }
     }
 }

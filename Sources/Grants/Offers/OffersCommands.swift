@@ -10,7 +10,9 @@ struct OffersListCommand: Command {
         let incoming = try IncomingOffers(database: node.database, vault: node.vault).list()
         let outgoing = try OutgoingOffers(database: node.database, vault: node.vault).list()
         let contacts = try node.contacts.all()
-        func label(_ endpoint: EndpointID) -> String? { contacts.first { $0.endpoint == endpoint }?.label }
+        // A one-way holder (no contact here) is named by the label given when its grant was issued.
+        let directory = try PeerDirectory(node: node, now: context.nowMilliseconds)
+        func label(_ endpoint: EndpointID) -> String? { directory.label(endpoint) }
         if context.jsonOutput {
             context.printJSON([
                 "incoming": .array(incoming.map { offer in
@@ -125,11 +127,11 @@ struct OffersAcceptCommand: Command {
     }
 }
 
-/// `job offers decline ID [--from SENDER]`: declines an incoming offer; the sender hears it at the next link contact
-/// and stops the share.
+/// `job offers decline ID [--from SENDER]`: declines an incoming offer; the sender is told at once over the link when
+/// it is a contact with an address (best effort), else at the next link contact, and stops the share.
 struct OffersDeclineCommand: Command {
     let path = ["offers", "decline"]
-    let summary = "decline an incoming offer (the sender learns it at the next link contact)"
+    let summary = "decline an incoming offer (the sender is told now if reachable, else at the next link contact)"
     let positionals = [PositionalSpec("ID", "the offer id")]
     let options = [OfferSenderArgument.option]
 
@@ -139,7 +141,10 @@ struct OffersDeclineCommand: Command {
         let offers = IncomingOffers(database: node.database, vault: node.vault)
         let offer = try offers.decidable(id, from: try OfferSenderArgument.parse(context.arguments.value("--from"), contacts: node.contacts))
         try offers.decline(rowID: offer.rowID, now: context.nowMilliseconds)
-        context.logger.info("offer-declined")
-        if context.jsonOutput { context.printJSON(["offer_id": .string(id), "state": "declined"]) } else { context.print("declined") }
+        // Best effort: the sender hears it now and stops the share; otherwise at the next link contact.
+        let notified = DecisionNotice.send(to: offer.sender, node: node, context: context)
+        context.logger.info("offer-declined", ["notified": .bool(notified)])
+        if context.jsonOutput { context.printJSON(["offer_id": .string(id), "state": "declined", "sender_notified": .bool(notified)]) }
+        else { context.print(notified ? "declined; the sender was told" : "declined; the sender learns it at the next link contact") }
     }
 }

@@ -32,6 +32,9 @@ struct OffersSendCommand: Command {
         let node = try Node(context)
         let contact = try node.contacts.resolve(try context.arguments.required("--to"))
         guard let grant = try node.held.usable(contactID: contact.id) else {
+            if contact.status != "active" {
+                throw JobError.unavailable("pair-again", "this contact is no longer reachable (\(contact.status == "revoked" ? "the other device removed this one" : "the pairing lapsed")) — pair again with a new grant")
+            }
             throw JobError.badInput("no-grant", "this contact has not let this device reach it (no grant held); they must issue one with 'job grants issue'")
         }
         let offerID: String
@@ -44,6 +47,7 @@ struct OffersSendCommand: Command {
         let connection: LinkConnection
         do { connection = try dialer.dial(contact, .offer) } catch let failure as LinkFailure {
             try outgoing.record(offer, contactID: contact.id, state: .held, now: context.nowMilliseconds)
+            try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds)
             context.logger.info("offer-held", ["reason": .of(failure)])
             report(context, offerID: offerID, state: "held",
                    "\(LinkDialer.explain(failure, timeout: timeout)); the offer is held here and will be delivered when they next check (if their address changed, accept a fresh grant with the new --addr)")
@@ -56,11 +60,11 @@ struct OffersSendCommand: Command {
                 try dialer.forget(grant, answer: answer, contact: contact)
                 context.logger.info("offer-refused-grant", ["answer": .of(answer)])
                 throw answer == .revoked
-                    ? JobError.unavailable("grant-revoked", "the other device removed this device; it no longer accepts offers from here")
-                    : JobError.unavailable("grant-lapsed", "this device's pairing with the contact is inactive; pair again with a new grant")
+                    ? JobError.unavailable("grant-revoked", "this contact is no longer reachable (the other device removed this one) — pair again")
+                    : JobError.unavailable("grant-lapsed", "this contact is no longer reachable (the pairing lapsed) — pair again with a new grant")
             }
             if let address = contact.address { try node.contacts.recordAddress(address, contactID: contact.id, now: context.nowMilliseconds) }
-            try connection.send((["type": "offer"] as JSON).merging(offer.json))
+            try connection.send(try ContactAddress.advertising((["type": "offer"] as JSON).merging(offer.json), settings: context.settings))
             let reply = try connection.receive()
             try reply.expect("offer-result")
             let decisions = try LinkWire.parseDecisions(reply)

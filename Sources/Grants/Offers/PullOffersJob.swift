@@ -117,7 +117,9 @@ struct PullOffersJob: Job {
                 counts.add("duplicates", duplicates)
             } catch let failure as LinkFailure {
                 switch failure {
-                case .unreachable, .wrongPeer, .handshake: counts.add("unreachable")
+                case .unreachable, .wrongPeer, .handshake:
+                    counts.add("unreachable")
+                    do { try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds) } catch { board.halt(error) }
                 case .timeout:
                     // Connected, but too slow for the contact's deadline, the pass budget or a link deadline.
                     counts.add("skipped_for_time")
@@ -146,7 +148,7 @@ struct PullOffersJob: Job {
         }
         if let address = contact.address { try node.contacts.recordAddress(address, contactID: contact.id, now: context.nowMilliseconds) }
         let decisions = try incoming.unreportedDecisions(from: contact.endpoint)
-        try connection.send(["type": "pull", "decisions": LinkWire.decisions(decisions)])
+        try connection.send(try ContactAddress.advertising(["type": "pull", "decisions": LinkWire.decisions(decisions)], settings: context.settings))
         var collected = 0
         var duplicates = 0
         var refused = 0

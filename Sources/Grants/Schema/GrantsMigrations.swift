@@ -154,5 +154,14 @@ enum GrantsMigrations {
             DROP TABLE notifications_copy;
             CREATE INDEX notifications_by_offer ON notifications (incoming_offer_id);
             """),
+        // The local user's label for the holder of an issued grant (`grants issue --label`), so a one-way holder's
+        // offers and the revoke/block commands can name it.
+        Migration("grants-003-issued-label", sql: """
+            ALTER TABLE grants_issued ADD COLUMN holder_label TEXT;
+            """),
+        // When dialling a contact last failed (`ContactReachability`: reachable now vs delivered later).
+        Migration("grants-004-contact-unreachable", sql: """
+            ALTER TABLE contacts ADD COLUMN last_unreachable_at INTEGER;
+            """),
     ]
 }

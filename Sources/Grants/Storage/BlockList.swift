@@ -24,6 +24,13 @@ public struct BlockList {
         }
     }
 
+    /// Every blocked endpoint with when it was blocked, oldest first.
+    public func all() throws -> [(endpoint: EndpointID, createdAt: Int64)] {
+        try database.query("SELECT endpoint_sealed, created_at FROM blocked_endpoints ORDER BY created_at, rowid").map { row in
+            (try vault.openEndpoint(try row.get(0)), try row.get(1))
+        }
+    }
+
     /// Unblocks `endpoint`; returns false when it was not blocked.
     @discardableResult
     public func unblock(_ endpoint: EndpointID) throws -> Bool {

@@ -14,6 +14,9 @@ public struct Contact: Sendable {
     public let status: String
     public let lastPullAt: Int64?
     public let createdAt: Int64
+    /// The last successful connection to it, and the last failed dial (Unix ms).
+    public let lastTransferAt: Int64?
+    public let lastUnreachableAt: Int64?
 }
 
 /// The `contacts` table: created by accepting a grant, looked up by endpoint blind index.
@@ -26,12 +29,12 @@ public struct Contacts {
         self.vault = vault
     }
 
-    static let columns = "id, endpoint_sealed, local_label, remote_display_name, remote_name_changed, last_known_addr, status, last_pull_at, created_at"
+    static let columns = "id, endpoint_sealed, local_label, remote_display_name, remote_name_changed, last_known_addr, status, last_pull_at, created_at, last_transfer_at, last_unreachable_at"
 
     func contact(_ row: Row) throws -> Contact {
         Contact(id: try row.get(0), endpoint: try vault.openEndpoint(try row.get(1)), label: try row.get(2), remoteName: try row.get(3),
                 remoteNameChanged: try row.get(4), address: try row.get(5), status: try row.get(6), lastPullAt: try row.get(7),
-                createdAt: try row.get(8))
+                createdAt: try row.get(8), lastTransferAt: try row.get(9), lastUnreachableAt: try row.get(10))
     }
 
     /// The contact for `endpoint`, if remembered.
@@ -98,6 +101,11 @@ public struct Contacts {
         try database.writeIfNeeded { db in
             _ = try db.execute("UPDATE contacts SET last_known_addr = ?, last_transfer_at = ? WHERE id = ?", [address, now, contactID])
         }
+    }
+
+    /// Records that dialling the contact failed at `now` (it is then shown as "delivered later" until a connection succeeds).
+    public func recordUnreachable(contactID: Int64, now: Int64) throws {
+        try database.writeIfNeeded { db in _ = try db.execute("UPDATE contacts SET last_unreachable_at = ? WHERE id = ?", [now, contactID]) }
     }
 
     /// Marks a contact whose grant the peer refused (`revoked` or `lapsed`).

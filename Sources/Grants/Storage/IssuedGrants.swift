@@ -13,7 +13,7 @@ public struct IssuedGrants {
 
     /// Mints a grant for `holder`: a 128-bit id, a 256-bit secret, an idle deadline of `now + lifetime`.
     @discardableResult
-    public func issue(to holder: EndpointID, issuer: EndpointID, lifetime: GrantLifetime, now: Int64) throws -> GrantBundle {
+    public func issue(to holder: EndpointID, issuer: EndpointID, lifetime: GrantLifetime, label: String? = nil, now: Int64) throws -> GrantBundle {
         let grantID: [UInt8]
         let secret: SecretBytes
         do {
@@ -24,10 +24,10 @@ public struct IssuedGrants {
         try database.writeIfNeeded { db in
             try db.execute("""
                 INSERT INTO grants_issued (grant_index, grant_sealed, secret_sealed, endpoint_index, endpoint_sealed,
-                                           lifetime_ms, created_at, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                                           lifetime_ms, created_at, expires_at, holder_label)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [vault.index(grantID, .grantID), try vault.seal(grantID, .grantID), try vault.seal(secret.copyBytes(), .grantSecret),
-                      vault.index(holder), try vault.seal(holder), lifetime.milliseconds, now, expiresAt])
+                      vault.index(holder), try vault.seal(holder), lifetime.milliseconds, now, expiresAt, label])
         }
         return GrantBundle(issuer: issuer, holder: holder, grantID: grantID, secret: secret, expiresAt: expiresAt)
     }
@@ -88,11 +88,13 @@ public struct IssuedGrants {
         public let lifetime: String
         /// `active`, `revoked` or `expired`.
         public let state: String
+        /// The label given when it was issued, if any.
+        public let label: String?
     }
 
     /// Every issued grant, newest first.
     public func list(now: Int64) throws -> [Listing] {
-        try database.query("SELECT grant_sealed, endpoint_sealed, created_at, expires_at, lifetime_ms, revoke_reason FROM grants_issued ORDER BY id DESC").map { row in
+        try database.query("SELECT grant_sealed, endpoint_sealed, created_at, expires_at, lifetime_ms, revoke_reason, holder_label FROM grants_issued ORDER BY id DESC").map { row in
             let expiresAt: Int64? = try row.get(3)
             let reason: String? = try row.get(5)
             let lapsed = reason == nil && (expiresAt.map { $0 <= now } ?? false)
@@ -100,7 +102,7 @@ public struct IssuedGrants {
             let lifetime = GrantLifetime.allCases.first { $0.milliseconds == lifetimeMs }?.rawValue ?? "custom"
             return Listing(grantID: Hex.encode(try vault.open(try row.get(0), .grantID).copyBytes()), peer: try vault.openEndpoint(try row.get(1)),
                            createdAt: try row.get(2), expiresAt: expiresAt, lifetime: lifetime,
-                           state: reason ?? (lapsed ? "expired" : "active"))
+                           state: reason ?? (lapsed ? "expired" : "active"), label: try row.get(6))
         }
     }
 }

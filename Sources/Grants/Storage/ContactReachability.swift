@@ -1,0 +1,34 @@
+/// How a contact can be reached, as the contact list shows it (seed §5, §5.1, §11.5). Never probed: it follows from
+/// the last real connection or dial.
+public enum ContactReachability: String, Sendable {
+    /// The last connection to it succeeded and nothing waits for it: an offer goes live.
+    case reachableNow = "reachable-now"
+    /// The last dial failed, or offers wait for it: they are delivered when it next checks.
+    case deliverLater = "deliver-later"
+    /// Never dialled yet: an offer goes live if it answers, else waits for its next check.
+    case untried
+    /// Its grant was revoked or lapsed on its side (or none is held): it can no longer be reached; pair again.
+    case pairAgain = "pair-again"
+
+    /// The state of `contact`, given whether a usable grant from it is held and how many offers wait for it.
+    public static func of(_ contact: Contact, holdsUsableGrant: Bool, heldOffers: Int) -> ContactReachability {
+        if contact.status != "active" || !holdsUsableGrant { return .pairAgain }
+        if heldOffers > 0 { return .deliverLater }
+        switch (contact.lastTransferAt, contact.lastUnreachableAt) {
+        case (nil, nil): return .untried
+        case (_, nil): return .reachableNow
+        case (nil, _): return .deliverLater
+        case (let ok?, let failed?): return ok >= failed ? .reachableNow : .deliverLater
+        }
+    }
+
+    /// What the contact list says.
+    public var text: String {
+        switch self {
+        case .reachableNow: return "reachable now"
+        case .deliverLater: return "offers will be delivered when they next check"
+        case .untried: return "not contacted yet"
+        case .pairAgain: return "no longer reachable — pair again"
+        }
+    }
+}
