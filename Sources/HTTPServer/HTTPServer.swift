@@ -219,6 +219,7 @@ struct WorkItem: Sendable {
 }
 
 /// The workers' queue: FIFO; at shutdown it refuses new items, and `drain` waits for the queued ones.
+// @unchecked: every stored property is read and written only while `condition` is locked.
 final class WorkQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var items: [WorkItem] = []

@@ -102,9 +102,13 @@ public struct Deployment {
         var seen = Set<String>()
         for job in catalog.jobs where !job.environmentKeys.isEmpty {
             text += "\n# \(job.name)\n"
-            for key in job.environmentKeys where !seen.contains(key.name) {
-                seen.insert(key.name)
-                text += "# \(key.help)\n#\(key.name)=\n"
+            for key in job.environmentKeys {
+                // A key several jobs read is set once; later jobs say what it means to them.
+                if seen.insert(key.name).inserted {
+                    text += "# \(key.help)\n#\(key.name)=\n"
+                } else {
+                    text += "# \(key.name) (set above): \(key.help)\n"
+                }
             }
         }
         return text

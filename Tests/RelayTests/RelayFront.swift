@@ -4,7 +4,7 @@ import TestSupport
 
 /// The relay's front door as deployed, on loopback: the real `job serve-relay` over a store, and a real nginx
 /// running the shipped `jobs/nginx-relay.conf` (ports and a test certificate substituted) in front of it.
-final class RelayFront: @unchecked Sendable {
+final class RelayFront {
     static let nginx = "/usr/sbin/nginx"
     static var isNginxInstalled: Bool { FileManager.default.isExecutableFile(atPath: nginx) }
     static var repositoryRoot: String {

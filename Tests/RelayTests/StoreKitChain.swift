@@ -5,7 +5,7 @@ import TestSupport
 /// Test StoreKit signing chains made with the openssl CLI: a root, an intermediate carrying Apple's WWDR OID
 /// (`1.2.840.113635.100.6.2.1`) and a leaf carrying the receipt-signing OID (`1.2.840.113635.100.6.11.1`),
 /// plus the forgeries a relay must refuse. Signed transactions are compact JWS made with the leaf's key.
-final class StoreKitChain: @unchecked Sendable {
+final class StoreKitChain {
     static let openssl = "/usr/bin/openssl"
     static let bundleID = "eu.vaultsync.app"
     static let productID = "eu.vaultsync.relay.monthly"

@@ -5,6 +5,7 @@ import Runner
 /// minute's timer. Requests arriving during a pass are coalesced into one more pass after it; a push due later
 /// (the 30 s debounce window) gets a pass when its window ends, whatever passes ran before. The pass's own
 /// lease keeps it single across every `serve-relay` process and the timer.
+// @unchecked: `wanted` and `stopped` are touched only while `condition` is locked; `thread` is set once by `start()`, on the owner's thread, before the loop runs; the rest is immutable and Sendable.
 final class WakeupKicker: @unchecked Sendable {
     private let launch: @Sendable () -> Void
     private let clock: Clock
