@@ -67,8 +67,17 @@ struct GlobalOptions {
             }
             clock = .fixed(instant)
         }
-        let formatText = logFormat ?? env("JOB_LOG_FORMAT") ?? "text"
-        guard let format = Logger.Format(rawValue: formatText) else { throw JobError.usage("--log-format must be text or json") }
+        // The option is a usage error (64); the environment variable, like JOB_LOG_LEVEL, is configuration (78).
+        let format: Logger.Format
+        if let logFormat {
+            guard let parsed = Logger.Format(rawValue: logFormat) else { throw JobError.usage("--log-format must be text or json") }
+            format = parsed
+        } else {
+            guard let parsed = Logger.Format(rawValue: env("JOB_LOG_FORMAT") ?? "text") else {
+                throw JobError.configuration("log-format", "JOB_LOG_FORMAT must be text or json")
+            }
+            format = parsed
+        }
         let levelText = env("JOB_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw JobError.configuration("log-level", "JOB_LOG_LEVEL must be debug, info, warn or error") }
         return Invocation(storePath: storePath, clock: clock, jsonOutput: json, logFormat: format, logLevel: level,

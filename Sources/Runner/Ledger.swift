@@ -44,10 +44,11 @@ public struct Ledger {
             """, [job, startedAt, startedAt, outcome.rawValue, Int(exitCode.rawValue), reason])
     }
 
-    /// Marks passes of `job` still `running` as failed: their process is gone (its lease was taken over).
+    /// Marks passes of `job` still `running` as failed with reason `killed`: their process died without finishing
+    /// its row (SIGKILL, OOM, power loss) and its lease was taken over. No exit code is known, so none is recorded.
     func abandonRunning(job: String, finishedAt: Int64) throws -> Int {
         try database.execute("""
-            UPDATE job_runs SET outcome = 'failed', exit_code = 70, finished_at = ?, reason = 'abandoned'
+            UPDATE job_runs SET outcome = 'failed', exit_code = NULL, finished_at = ?, reason = 'killed'
             WHERE job = ? AND outcome = 'running'
             """, [finishedAt, job])
     }

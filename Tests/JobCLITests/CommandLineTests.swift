@@ -64,6 +64,12 @@ import TestSupport
         #expect(run(["--store", store, "--log-format", "xml", "list"]).code == .usage)
     }
 
+    @Test func aBadJobLogFormatFromTheEnvironmentIsAConfigurationErrorLikeJobLogLevel() {
+        let result = run(["--store", store, "list"], environment: ["HOME": directory.path, "JOB_LOG_FORMAT": "xml"])
+        #expect(result.code == .configuration)
+        #expect(result.stderr == "job: JOB_LOG_FORMAT must be text or json\n")
+    }
+
     @Test func aBadLogLevelIsAConfigurationError() {
         let result = run(["--store", store, "list"], environment: ["HOME": directory.path, "JOB_LOG_LEVEL": "loud"])
         #expect(result.code == .configuration)

@@ -67,7 +67,7 @@ struct ScriptedJob: Job {
         #expect(run.reason == "lease-held")
     }
 
-    @Test func anExpiredLeaseFromAnotherHostIsTakenOverAndItsRunningRowMarkedAbandoned() throws {
+    @Test func anExpiredLeaseFromAnotherHostIsTakenOverAndItsRunningRowRecordedKilledWithNoExitCode() throws {
         let h = harness(ScriptedJob(name: "stale") { _ in .completed([:]) })
         let db = try h.database()
         let past = Date().unixMilliseconds - 1000
@@ -79,7 +79,8 @@ struct ScriptedJob: Job {
         #expect(report.result.outcome == .completed)
         let runs = try Ledger(database: db).runs(job: "stale")
         #expect(runs.map(\.outcome) == ["completed", "failed"])
-        #expect(runs.last?.reason == "abandoned")
+        #expect(runs.last?.reason == "killed")
+        #expect(runs.last?.exitCode == nil, "a killed pass returned no exit code; 70 would claim an internal error")
     }
 
     @Test func aLeaseHeldByADeadProcessOnThisHostIsTakenOverAtOnce() throws {
