@@ -15,13 +15,13 @@ public struct Invocation: Sendable {
     public var logSink: (@Sendable (String) -> Void)?
     /// Where one-line error messages for a person go (stderr).
     public var errorOutput: @Sendable (String) -> Void
-    public var readInput: @Sendable () -> [UInt8]
+    public var readInput: @Sendable () throws -> [UInt8]
 
     public init(storePath: String, clock: Clock = .system, jsonOutput: Bool = false, logFormat: Logger.Format = .text,
                 logLevel: Logger.Level = .info, metricsDirectory: String? = nil, environment: [String: String] = [:],
                 output: TextOutput = StandardOutput(), logSink: (@Sendable (String) -> Void)? = nil,
                 errorOutput: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) },
-                readInput: @escaping @Sendable () -> [UInt8] = { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }) {
+                readInput: @escaping @Sendable () throws -> [UInt8] = { try StandardInput.read() }) {
         self.storePath = storePath
         self.clock = clock
         self.jsonOutput = jsonOutput
@@ -62,6 +62,7 @@ public struct Invocation: Sendable {
             do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
             catch { throw JobError.store("store-cannot-create", "cannot create the store's folder; check permissions or choose another --store") }
         }
+        try refuseEmptyStoreFile()
         do {
             let database = try Database(path: storePath)
             try catalog.migrator.migrate(database, now: Date().unixMilliseconds)
@@ -69,6 +70,18 @@ public struct Invocation: Sendable {
         } catch {
             throw StoreFailure.jobError(for: error)
         }
+    }
+
+    /// Refuses a store file that exists with 0 bytes (a truncated copy, a failed restore): opening it would quietly
+    /// start a new, empty store in its place. `job migrate` creates the store in it on purpose. A file another
+    /// process has just created gets its header within milliseconds, so a 0-byte file is looked at for up to 250 ms.
+    func refuseEmptyStoreFile() throws {
+        for attempt in 0..<50 {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: storePath),
+                  (attributes[.size] as? NSNumber)?.intValue == 0 else { return }
+            if attempt < 49 { usleep(5_000) }
+        }
+        throw JobError.store("store-empty", "the store file is empty (0 bytes); restore it from a backup, or run 'job migrate' to start a new store in it")
     }
 
     /// A context for `name` over an open store.
