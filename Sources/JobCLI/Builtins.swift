@@ -60,8 +60,8 @@ enum Builtins {
     }
 
     static func migrate(catalog: Catalog, invocation: Invocation) throws {
-        let folder = (invocation.storePath as NSString).deletingLastPathComponent
-        if !folder.isEmpty { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        try PrivateFiles.createFolders(for: invocation.storePath)
+        PrivateFiles.createStoreFile(invocation.storePath)
         let database: Database
         let applied: [String]
         do {

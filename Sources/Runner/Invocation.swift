@@ -57,12 +57,9 @@ public struct Invocation: Sendable {
     /// Opens the store (creating its folder and file) and applies pending migrations.
     /// Every failure is a `JobError` with exit 73 and a message that says what to do; the file is never rewritten.
     public func openStore(_ catalog: Catalog) throws -> Database {
-        let folder = (storePath as NSString).deletingLastPathComponent
-        if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
-            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-            catch { throw JobError.store("store-cannot-create", "cannot create the store's folder; check permissions or choose another --store") }
-        }
+        try PrivateFiles.createFolders(for: storePath)
         try refuseEmptyStoreFile()
+        PrivateFiles.createStoreFile(storePath)
         do {
             let database = try Database(path: storePath)
             try catalog.migrator.migrate(database, now: Date().unixMilliseconds)

@@ -106,7 +106,8 @@ public final class JobContext {
     /// A key that is not the one this store's secrets were sealed under is a configuration error (exit 78).
     public func storeKey() throws -> SecretBytes {
         if let cachedStoreKey { return cachedStoreKey }
-        let key = try storeKeyLocation.load()
+        let sealed: Int = try database.scalar("SELECT count(*) FROM store_key_check") ?? 0
+        let key = try storeKeyLocation.load(storeHoldsSecrets: sealed > 0)
         try StoreKeyCheck.verify(key: key, database: database, now: Date().unixMilliseconds)
         cachedStoreKey = key
         return key

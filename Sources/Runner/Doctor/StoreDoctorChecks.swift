@@ -26,7 +26,8 @@ enum StoreDoctorChecks {
         },
         DoctorCheck(name: "store-key") { session in
             let location = StoreKeyLocation.resolve(environment: session.context.environment, storePath: session.context.storePath)
-            if location.createIfMissing && !FileManager.default.fileExists(atPath: location.path) {
+            let sealed: Int = (try? session.context.database.scalar("SELECT count(*) FROM store_key_check")) ?? 0
+            if location.createIfMissing && !FileManager.default.fileExists(atPath: location.path) && sealed == 0 {
                 return .skip("no key yet: <store>.key is created on first use (or configure LoadCredential=store-key)")
             }
             do {
