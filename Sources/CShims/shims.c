@@ -113,3 +113,10 @@ void shim_install_early_exit_handlers(void) {
 
 int shim_termination_signal(void) { return termination_signal; }
 void shim_reset_termination(void) { termination_signal = 0; }
+
+const char *shim_sqlite_version(void) { return sqlite3_libversion(); }
+const char *shim_openssl_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
+const char *shim_curl_version(void) {
+    const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    return info ? info->version : "unknown";
+}

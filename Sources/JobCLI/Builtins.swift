@@ -59,6 +59,19 @@ enum Builtins {
         invocation.output.write(TextTable.render(table))
     }
 
+    /// `job version` / `job --version`: one line, or one JSON object with `--json`.
+    static func versionText(_ json: Bool) -> String {
+        let commit = BuildInfo.commit(executablePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        if json {
+            return JSON.object([
+                ("version", .string(BuildInfo.version)), ("commit", .optional(commit)), ("swift", .string(BuildInfo.swift)),
+                ("libraries", .object(BuildInfo.libraries.map { ($0.name, JSON.string($0.version)) })),
+            ]).rendered() + "\n"
+        }
+        let libraries = BuildInfo.libraries.map { "\($0.name) \($0.version)" }.joined(separator: ", ")
+        return "job \(BuildInfo.version)\(commit.map { " (\($0.prefix(12)))" } ?? "") — Swift \(BuildInfo.swift), \(libraries)\n"
+    }
+
     static func migrate(catalog: Catalog, invocation: Invocation) throws {
         try PrivateFiles.createFolders(for: invocation.storePath)
         PrivateFiles.createStoreFile(invocation.storePath)

@@ -15,6 +15,7 @@ public struct CommandLineApp {
         ("migrate", "create or upgrade the store (every command also does this itself)"),
         ("help", "show help for job or for a command"),
         ("deployment", "write the systemd units, env example and crontab for the job table (--write DIR)"),
+        ("version", "the version, commit and library versions (also --version)"),
     ]
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
@@ -24,6 +25,10 @@ public struct CommandLineApp {
             let globals = try GlobalOptions(parsing: arguments)
             let words = globals.rest
             let help = Help(catalog: catalog)
+            if globals.version && !globals.help {
+                output.write(Builtins.versionText(globals.json))
+                return .success
+            }
             guard let first = words.first else {
                 if globals.help { output.write(help.general()); return .success }
                 throw JobError.usage("no command given")
@@ -50,6 +55,10 @@ public struct CommandLineApp {
             case "status":
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "status")
                 try Builtins.status(catalog: catalog, invocation: invocation)
+                return .success
+            case "version":
+                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "version")
+                output.write(Builtins.versionText(invocation.jsonOutput))
                 return .success
             case "migrate":
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "migrate")

@@ -9,6 +9,7 @@ struct GlobalOptions {
     var logFormat: String?
     var metricsDir: String?
     var help = false
+    var version = false
     /// The words left for the command: its name and its own options.
     var rest: [String] = []
 
@@ -19,6 +20,7 @@ struct GlobalOptions {
         .value("--log-format", "text|json", "log line format on stderr (JOB_LOG_FORMAT; default text, logfmt)"),
         .value("--metrics-dir", "DIR", "write <job>.prom for node_exporter after each pass (JOB_METRICS_DIR)"),
         .flag("--help", "show help (also -h)"),
+        .flag("--version", "print the version and exit"),
     ]
 
     init(parsing tokens: [String]) throws {
@@ -50,6 +52,7 @@ struct GlobalOptions {
                 guard inline == nil else { throw JobError.usage("option --json takes no value") }
                 json = true
             case "--help", "-h": help = true
+            case "--version": version = true
             default: rest.append(token)
             }
         }
