@@ -9,13 +9,14 @@ public struct CommandLineApp {
 
     public init(catalog: Catalog) { self.catalog = catalog }
 
-    static let builtins: [(name: String, summary: String)] = [
-        ("list", "every job with a one-line description"),
-        ("status", "last run of each job: outcome, finished at, duration, counts"),
-        ("migrate", "create or upgrade the store (every command also does this itself)"),
-        ("help", "show help for job or for a command"),
-        ("deployment", "write the systemd units, env example and crontab for the job table (--write DIR)"),
-        ("version", "the version, commit and library versions (also --version)"),
+    /// The built-in commands: name, one-line summary, and what follows the name in a usage line.
+    static let builtins: [(name: String, summary: String, usage: String)] = [
+        ("list", "every job with a one-line description", ""),
+        ("status", "last run of each job: outcome, finished at, duration, counts", ""),
+        ("migrate", "create or upgrade the store (every command also does this itself)", ""),
+        ("help", "show help for job or for a command", "[COMMAND]"),
+        ("deployment", "write the systemd units, env example and crontab for the job table (--write DIR)", "[--write DIR]"),
+        ("version", "the version, commit and library versions (also --version)", ""),
     ]
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
@@ -104,11 +105,26 @@ public struct CommandLineApp {
         if let best = candidates.max(by: { $0.path.count < $1.path.count }) { return (best, best.path.count) }
         let group = catalog.commands.filter { $0.path.count > 1 && $0.path[0] == words[0] }
         if !group.isEmpty {
-            let subcommands = group.map { $0.path[1] }
-            if words.count > 1, let near = Suggest.closest(to: words[1], among: subcommands) {
-                throw JobError.usage("unknown command '\(words[0]) \(words[1])'; did you mean '\(words[0]) \(near)'?")
+            // The deepest level of subcommands the words name (`mesh`, then `mesh builds`).
+            var depth = 1
+            while depth < words.count,
+                  group.contains(where: { $0.path.count > depth + 1 && Array($0.path.prefix(depth + 1)) == Array(words.prefix(depth + 1)) }) {
+                depth += 1
             }
-            throw JobError.usage("'\(words[0])' needs one of: \(subcommands.joined(separator: ", "))")
+            var subcommands: [String] = []
+            for command in group where Array(command.path.prefix(depth)) == Array(words.prefix(depth)) && !subcommands.contains(command.path[depth]) {
+                subcommands.append(command.path[depth])
+            }
+            let named = words.prefix(depth).joined(separator: " ")
+            if words.count > depth, let near = Suggest.closest(to: words[depth], among: subcommands) {
+                throw JobError.usage("unknown command '\(named) \(words[depth])'; did you mean '\(named) \(near)'?")
+            }
+            throw JobError.usage("'\(named)' needs one of: \(subcommands.joined(separator: ", "))")
+        }
+        if words[0].hasPrefix("-") {
+            var message = "unknown option \(words[0])"
+            if let near = Suggest.closest(to: words[0], among: OptionSpec.globalNames) { message += "; did you mean \(near)?" }
+            throw JobError.usage(message)
         }
         var message = "unknown command '\(words[0])'"
         let names = catalog.jobs.map(\.name) + catalog.commands.map { $0.path[0] } + CommandLineApp.builtins.map(\.name)

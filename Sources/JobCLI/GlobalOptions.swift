@@ -52,7 +52,8 @@ struct GlobalOptions {
                 guard inline == nil else { throw JobError.usage("option --json takes no value") }
                 json = true
             case "--help", "-h": help = true
-            case "--version": version = true
+            // Only before the command: `mesh builds add --version V` has an option of that name.
+            case "--version" where rest.isEmpty && inline == nil: version = true
             default: rest.append(token)
             }
         }

@@ -8,8 +8,8 @@ struct GrantsAcceptCommand: Command {
     let path = ["grants", "accept"]
     let summary = "store a grant bundle read on stdin, and remember the peer under LABEL at HOST:PORT"
     let options: [OptionSpec] = [
-        .value("--label", "LABEL", "your own name for the peer"),
-        .value("--addr", "HOST:PORT", "where the peer's serve-link listens"),
+        .required("--label", "LABEL", "your own name for the peer"),
+        .required("--addr", "HOST:PORT", "where the peer's serve-link listens"),
     ]
     let discussion = """
         Reads the one-line bundle printed by 'job grants issue --to <this node's endpoint id>' on the other device.

@@ -7,7 +7,7 @@ import Runner
 struct GrantsRevokeCommand: Command {
     let path = ["grants", "revoke"]
     let summary = "revoke every grant issued to one endpoint (its next proof is answered 'revoked')"
-    let options: [OptionSpec] = [.value("--peer", "ENDPOINT", "the endpoint id (64 hex) to revoke")]
+    let options: [OptionSpec] = [.required("--peer", "ENDPOINT", "the endpoint id (64 hex) to revoke")]
 
     func run(_ context: JobContext) throws {
         let peer = try EndpointID(hex: try context.arguments.required("--peer"))
