@@ -37,6 +37,8 @@ public struct CommandLineApp {
             if first == "help" {
                 if globals.json && words.count == 1 {
                     output.write(help.catalogJSON().rendered() + "\n")
+                } else if globals.json {
+                    output.write(try help.commandJSON(for: Array(words.dropFirst())).rendered() + "\n")
                 } else {
                     output.write(try help.text(for: Array(words.dropFirst())))
                 }
@@ -72,7 +74,14 @@ public struct CommandLineApp {
                     do { try deployment.write(to: directory) } catch {
                         throw JobError.configuration("deployment-write", "cannot write the deployment files; check the folder exists and is writable")
                     }
-                    output.write("wrote \(deployment.files().count) files\n")
+                    if invocation.jsonOutput {
+                        output.write(JSON.object([("written", .array(deployment.files().map { .string($0.path) }))]).rendered() + "\n")
+                    } else {
+                        output.write("wrote \(deployment.files().count) files\n")
+                    }
+                } else if invocation.jsonOutput {
+                    let files: [JSON] = deployment.files().map { ["path": .string($0.path), "content": .string($0.content)] }
+                    output.write(JSON.object([("files", .array(files))]).rendered() + "\n")
                 } else {
                     for file in deployment.files() { output.write("==> \(file.path) <==\n\(file.content)\n") }
                 }
@@ -95,8 +104,20 @@ public struct CommandLineApp {
             var text = "job: \(failure.message)\n"
             if failure.exitCode == .usage { text += "Usage: job [--store PATH] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands.\n" }
             errorOutput(text)
+            if CommandLineApp.wantsJSON(arguments) { output.write(CommandLineApp.failureJSON(failure).rendered() + "\n") }
             return failure.exitCode
         }
+    }
+
+    /// True when `--json` was given before any `--`: then even a failure prints one JSON value on stdout.
+    static func wantsJSON(_ arguments: [String]) -> Bool {
+        arguments.prefix(while: { $0 != "--" }).contains("--json")
+    }
+
+    /// The one JSON value a failed command prints with `--json` (README "JSON output").
+    static func failureJSON(_ failure: JobError) -> JSON {
+        .object([("error", ["category": .string(failure.category), "message": .string(failure.message)]),
+                 ("exit_code", .number(failure.exitCode.rawValue)), ("schema_version", .number(JSONSchema.version))])
     }
 
     /// Finds the module command named by the longest prefix of `words`.

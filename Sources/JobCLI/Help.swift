@@ -93,6 +93,30 @@ struct Help {
         ]
     }
 
+    /// `job help COMMAND --json`: one job, built-in or module command with its usage, options and arguments.
+    func commandJSON(for words: [String]) throws -> JSON {
+        func options(_ specs: [OptionSpec]) -> JSON {
+            .array(specs.map { ["name": .string($0.name), "value": .optional($0.valueName), "required": .bool($0.isRequired), "help": .string($0.help)] })
+        }
+        let usage = try text(for: words).split(separator: "\n").first { $0.hasPrefix("Usage: ") }.map { String($0.dropFirst(7)) }
+        guard let first = words.first else { return catalogJSON() }
+        if let job = catalog.job(named: first) {
+            return .object([("name", .string(job.name)), ("kind", .string("job")), ("summary", .string(job.summary)), ("usage", .optional(usage)),
+                            ("options", options(job.options + [.flag("--dry-run", "report what the pass would do, change nothing")])),
+                            ("positionals", .array([]))])
+        }
+        if let builtin = CommandLineApp.builtins.first(where: { $0.name == first }) {
+            return .object([("name", .string(builtin.name)), ("kind", .string("builtin")), ("summary", .string(builtin.summary)),
+                            ("usage", .optional(usage)), ("options", .array([])), ("positionals", .array([]))])
+        }
+        guard let command = catalog.commands.filter({ Array(words.prefix($0.path.count)) == $0.path }).max(by: { $0.path.count < $1.path.count }) else {
+            throw JobError.usage("help --json needs a whole command name, such as 'grants issue'")
+        }
+        return .object([("name", .string(command.displayName)), ("kind", .string("command")), ("summary", .string(command.summary)),
+                        ("usage", .optional(usage)), ("options", options(command.options)),
+                        ("positionals", .array(command.positionals.map { ["name": .string($0.name), "optional": .bool($0.optional), "help": .string($0.help)] }))])
+    }
+
     private func optionLines(_ options: [OptionSpec]) -> String {
         options.map { "  \($0.name)\($0.valueName.map { " " + $0 } ?? "")\n      \($0.help)" }.joined(separator: "\n") + "\n"
     }
