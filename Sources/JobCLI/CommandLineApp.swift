@@ -101,12 +101,24 @@ public struct CommandLineApp {
             return .success
         } catch {
             let failure = StoreFailure.jobError(for: error)
-            var text = "job: \(failure.message)\n"
-            if failure.exitCode == .usage { text += "Usage: job [--store PATH] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands.\n" }
-            errorOutput(text)
+            let hint = failure.exitCode == .usage
+                ? "Usage: job [--store PATH] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands." : nil
+            errorOutput(Logger.failureLine(command: nil, failure, format: CommandLineApp.logFormat(arguments, environment),
+                                           priorityPrefix: Logger.stderrIsJournal(environment: environment), usageHint: hint))
             if CommandLineApp.wantsJSON(arguments) { output.write(CommandLineApp.failureJSON(failure).rendered() + "\n") }
             return failure.exitCode
         }
+    }
+
+    /// The log format asked for, read leniently for the failure line (a bad value falls back to text).
+    public static func logFormat(_ arguments: [String], _ environment: [String: String]) -> Logger.Format {
+        let words = Array(arguments.prefix(while: { $0 != "--" }))
+        var asked = environment["JOB_LOG_FORMAT"]
+        for (index, word) in words.enumerated() {
+            if word == "--log-format", index + 1 < words.count { asked = words[index + 1] }
+            if word.hasPrefix("--log-format=") { asked = String(word.dropFirst("--log-format=".count)) }
+        }
+        return asked.flatMap(Logger.Format.init(rawValue:)) ?? .text
     }
 
     /// True when `--json` was given before any `--`: then even a failure prints one JSON value on stdout.

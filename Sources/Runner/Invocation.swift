@@ -51,7 +51,7 @@ public struct Invocation: Sendable {
 
     /// A logger for `name` with this invocation's format and destination.
     public func logger(for name: String) -> Logger {
-        Logger(job: name, format: logFormat, minimumLevel: logLevel, sink: logSink)
+        Logger(job: name, format: logFormat, minimumLevel: logLevel, priorityPrefix: Logger.stderrIsJournal(environment: environment), sink: logSink)
     }
 
     /// Opens the store (creating its folder and file) and applies pending migrations.

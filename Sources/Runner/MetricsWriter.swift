@@ -30,16 +30,18 @@ public struct MetricsWriter {
     /// Writes the metrics file for a pass.
     func write(job: String, finishedAt: Date, lastSuccess: Date?, durationSeconds: Double, exitCode: ExitCode, counts: Counts) throws {
         let text = MetricsWriter.render(job: job, finishedAt: finishedAt, lastSuccess: lastSuccess, durationSeconds: durationSeconds, exitCode: exitCode, counts: counts)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+            throw JobError.configuration("metrics-dir-unavailable", "cannot create the metrics directory; check its parent exists and is writable")
+        }
         let final = (directory as NSString).appendingPathComponent("\(job).prom")
         // The collector reads *.prom only, so the temporary name never gets scraped half-written.
         let temporary = final + ".\(getpid()).tmp"
         guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8)) else {
-            throw JobError.configuration("metrics-dir", "cannot write to the metrics directory; check it exists and is writable")
+            throw JobError.configuration("metrics-dir-unwritable", "cannot write to the metrics directory; check it exists and is writable")
         }
         guard rename(temporary, final) == 0 else {
             unlink(temporary)
-            throw JobError.configuration("metrics-dir", "cannot write to the metrics directory; check it exists and is writable")
+            throw JobError.configuration("metrics-dir-unwritable", "cannot write to the metrics directory; check it exists and is writable")
         }
     }
 

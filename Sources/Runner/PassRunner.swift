@@ -125,8 +125,10 @@ public struct PassRunner {
 
         if let failure {
             logger.error("pass.failed", ["category": .category(failure), "exit_code": .int(failure.exitCode.rawValue), "duration_ms": .int(duration)])
+        } else if result.outcome == .skipped {
+            logger.log(.info, "pass.skipped", ["reason": .reason(result), "duration_ms": .int(duration)], counts: result.counts)
         } else {
-            logger.log(.info, result.outcome == .skipped ? "pass.skipped" : "pass.completed", counts: result.counts)
+            logger.log(.info, "pass.completed", ["duration_ms": .int(duration)], counts: result.counts)
         }
         emit(job: job.name, result: result, error: failure, exitCode: exitCode, startedAt: started, durationMilliseconds: duration, dryRun: dryRun)
         return Report(result: result, exitCode: exitCode, error: failure, startedAt: started, durationMilliseconds: duration)
@@ -139,7 +141,7 @@ public struct PassRunner {
             try MetricsWriter(directory: directory).write(job: job, finishedAt: Date(), lastSuccess: lastSuccess,
                                                           durationSeconds: Date().timeIntervalSince(started), exitCode: exitCode, counts: counts)
         } catch {
-            logger.warn("metrics.write_failed")
+            logger.warn("metrics.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
         }
     }
 
@@ -172,7 +174,8 @@ public struct PassRunner {
             }
         }
         if let error {
-            invocation.errorOutput("job: \(job) failed: \(error.message)\n")
+            invocation.errorOutput(Logger.failureLine(command: job, error, format: invocation.logFormat,
+                                                      priorityPrefix: Logger.stderrIsJournal(environment: invocation.environment), usageHint: nil))
         }
     }
 }

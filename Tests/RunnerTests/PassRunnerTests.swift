@@ -166,7 +166,7 @@ struct ScriptedJob: Job {
         let line = try #require(h.logs.first { $0.contains("event=thing.done") })
         #expect(line.hasPrefix("ts="))
         #expect(line.contains(" level=info job=logs event=thing.done items=3 kind=fixed-word"))
-        #expect(h.logs.contains { $0.contains("event=pass.completed items=3") })
+        #expect(h.logs.contains { $0.contains("event=pass.completed duration_ms=") && $0.hasSuffix(" items=3\n") })
     }
 }
 
