@@ -63,6 +63,16 @@ public struct Ledger {
             """).map(Ledger.run)
     }
 
+    /// The latest pass of each job that ended with `outcome` (`completed`, `failed`).
+    public func latestRuns(outcome: JobResult.Outcome) throws -> [String: Run] {
+        let runs = try database.query("""
+            SELECT r.id, r.job, r.started_at, r.finished_at, r.outcome, r.exit_code, r.duration_ms, r.counts, r.reason
+            FROM job_runs r
+            JOIN (SELECT job, max(id) AS id FROM job_runs WHERE outcome = ? GROUP BY job) latest ON latest.id = r.id
+            """, [outcome.rawValue]).map(Ledger.run)
+        return Dictionary(runs.map { ($0.job, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
     /// All passes, newest first, at most `limit`.
     public func runs(job: String? = nil, limit: Int = 1000) throws -> [Run] {
         if let job {
