@@ -61,6 +61,9 @@ struct GlobalOptions {
 
     /// Resolves the options against the environment into an `Invocation`.
     func invocation(environment: [String: String], output: TextOutput, errorOutput: @escaping @Sendable (String) -> Void) throws -> Invocation {
+        // --metrics-dir wins over JOB_METRICS_DIR for everything that reads it (passes and `doctor`).
+        var environment = environment
+        if let metricsDir { environment["JOB_METRICS_DIR"] = metricsDir }
         func env(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         let storePath = store ?? env("JOB_STORE") ?? Invocation.defaultStorePath(environment: environment)
         guard !storePath.isEmpty else { throw JobError.usage("--store needs a path") }
