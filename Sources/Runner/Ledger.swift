@@ -81,9 +81,9 @@ public struct Ledger {
         return try database.query("SELECT id, job, started_at, finished_at, outcome, exit_code, duration_ms, counts, reason FROM job_runs ORDER BY id DESC LIMIT ?", [limit]).map(Ledger.run)
     }
 
-    /// When `job` last finished with exit code 0, if ever.
+    /// When `job` last completed with exit code 0, if ever; a skipped pass (lease held, disabled) is no success.
     public func lastSuccess(job: String) throws -> Int64? {
-        try database.scalar("SELECT max(finished_at) FROM job_runs WHERE job = ? AND exit_code = 0 AND outcome != 'running'", [job])
+        try database.scalar("SELECT max(finished_at) FROM job_runs WHERE job = ? AND exit_code = 0 AND outcome = 'completed'", [job])
     }
 
     /// Deletes at most `batchSize` finished rows that started before `cutoff`; returns how many it deleted.

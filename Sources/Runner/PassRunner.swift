@@ -73,7 +73,7 @@ public struct PassRunner {
                 if !acquired {
                     let result = JobResult.skipped("lease-held")
                     logger.info("pass.skipped", ["reason": "lease-held"])
-                    finishMetrics(job: job.name, database: database, started: started, exitCode: .success, counts: result.counts, logger: logger)
+                    finishMetrics(job: job.name, outcome: .skipped, database: database, started: started, exitCode: .success, counts: result.counts, logger: logger)
                     emit(job: job.name, result: result, error: nil, exitCode: .success, startedAt: started, durationMilliseconds: elapsed(since: started), dryRun: dryRun)
                     return Report(result: result, exitCode: .success, error: nil, startedAt: started, durationMilliseconds: elapsed(since: started))
                 }
@@ -120,7 +120,7 @@ public struct PassRunner {
             } catch {
                 logger.error("ledger.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
             }
-            finishMetrics(job: job.name, database: database, started: started, exitCode: exitCode, counts: result.counts, logger: logger)
+            finishMetrics(job: job.name, outcome: result.outcome, database: database, started: started, exitCode: exitCode, counts: result.counts, logger: logger)
         }
 
         if let failure {
@@ -134,11 +134,11 @@ public struct PassRunner {
         return Report(result: result, exitCode: exitCode, error: failure, startedAt: started, durationMilliseconds: duration)
     }
 
-    private func finishMetrics(job: String, database: Database, started: Date, exitCode: ExitCode, counts: Counts, logger: Logger) {
+    private func finishMetrics(job: String, outcome: JobResult.Outcome, database: Database, started: Date, exitCode: ExitCode, counts: Counts, logger: Logger) {
         guard let directory = invocation.metricsDirectory else { return }
         let lastSuccess = (try? Ledger(database: database).lastSuccess(job: job)).flatMap { $0 }.map { Date(unixMilliseconds: $0) }
         do {
-            try MetricsWriter(directory: directory).write(job: job, finishedAt: Date(), lastSuccess: lastSuccess,
+            try MetricsWriter(directory: directory).write(job: job, outcome: outcome, finishedAt: Date(), lastSuccess: lastSuccess,
                                                           durationSeconds: Date().timeIntervalSince(started), exitCode: exitCode, counts: counts)
         } catch {
             logger.warn("metrics.write_failed", ["category": .category(StoreFailure.jobError(for: error))])

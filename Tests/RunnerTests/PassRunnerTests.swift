@@ -132,11 +132,11 @@ struct ScriptedJob: Job {
         let db = try invocation.openStore(h.catalog)
         _ = PassRunner(catalog: h.catalog, invocation: invocation).pass(h.catalog.job(named: "metered")!, database: db, arguments: Arguments(), logger: invocation.logger(for: "metered"))
         let text = try String(contentsOfFile: metrics + "/metered.prom", encoding: .utf8)
-        #expect(text.contains("background_job_last_run_timestamp_seconds{job=\"metered\"} "))
-        #expect(text.contains("background_job_last_success_timestamp_seconds{job=\"metered\"} "))
-        #expect(text.contains("background_job_duration_seconds{job=\"metered\"} "))
-        #expect(text.contains("background_job_last_exit_code{job=\"metered\"} 0"))
-        #expect(text.contains("background_job_items{job=\"metered\",kind=\"pushed\"} 7"))
+        #expect(text.contains("background_job_last_run_timestamp_seconds{job_name=\"metered\"} "))
+        #expect(text.contains("background_job_last_success_timestamp_seconds{job_name=\"metered\"} "))
+        #expect(text.contains("background_job_duration_seconds{job_name=\"metered\"} "))
+        #expect(text.contains("background_job_last_exit_code{job_name=\"metered\"} 0"))
+        #expect(text.contains("background_job_items{job_name=\"metered\",kind=\"pushed\"} 7"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: metrics) == ["metered.prom"])
     }
 
@@ -153,8 +153,8 @@ struct ScriptedJob: Job {
         _ = runner.pass(h.catalog.job(named: "flaky")!, database: db, arguments: Arguments(), logger: invocation.logger(for: "flaky"))
         _ = runner.pass(h.catalog.job(named: "flaky")!, database: db, arguments: Arguments(), logger: invocation.logger(for: "flaky"))
         let text = try String(contentsOfFile: metrics + "/flaky.prom", encoding: .utf8)
-        #expect(text.contains("background_job_last_exit_code{job=\"flaky\"} 75"))
-        #expect(text.contains("background_job_last_success_timestamp_seconds{job=\"flaky\"} "))
+        #expect(text.contains("background_job_last_exit_code{job_name=\"flaky\"} 75"))
+        #expect(text.contains("background_job_last_success_timestamp_seconds{job_name=\"flaky\"} "))
     }
 
     @Test func logLinesAreLogfmtWithFixedEventNames() throws {
