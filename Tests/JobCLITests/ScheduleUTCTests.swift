@@ -42,3 +42,22 @@ import TestSupport
         #expect(try file("jobs/background-jobs.logrotate").contains("\(Deployment.cronLog) {"))
     }
 }
+
+/// The units and the shipped snippets set up a textfile folder the dynamic user can write and node_exporter read.
+@Suite struct TextfileFolderTests {
+    func file(_ path: String) throws -> String { try String(contentsOfFile: DeploymentTests.root + "/" + path, encoding: .utf8) }
+
+    @Test func everyServiceWritesMetricsWhereTheTmpfilesSnippetGrantsItsGroupWriteAccess() throws {
+        let services = try FileManager.default.contentsOfDirectory(atPath: DeploymentTests.root + "/jobs")
+            .filter { $0.hasSuffix(".service") && !$0.hasPrefix("serve-link") }
+        #expect(services.count >= 11)
+        for service in services {
+            let text = try file("jobs/" + service)
+            #expect(text.contains("Environment=JOB_METRICS_DIR=/var/lib/prometheus/node-exporter\n"), "\(service)")
+            #expect(text.contains("SupplementaryGroups=background-jobs-metrics\n"), "\(service)")
+            #expect(text.contains("ReadWritePaths=-/var/lib/prometheus/node-exporter\n"), "\(service)")
+        }
+        #expect(try file("jobs/background-jobs.sysusers.conf").contains("\ng background-jobs-metrics -\n"))
+        #expect(try file("jobs/background-jobs.tmpfiles.conf").contains("\na+ /var/lib/prometheus/node-exporter - - - - group:background-jobs-metrics:rwx"))
+    }
+}
