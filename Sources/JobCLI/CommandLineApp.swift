@@ -17,6 +17,8 @@ public struct CommandLineApp {
         ("help", "show help for job or for a command", "[COMMAND]"),
         ("deployment", "write the systemd units, env example and crontab for the job table (--write DIR)", "[--write DIR]"),
         ("version", "the version, commit and library versions (also --version)", ""),
+        ("completions", "print a shell completion script generated from the command table", "bash|zsh|fish"),
+        ("manpage", "print the man page (roff; view with man -l)", ""),
     ]
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
@@ -58,6 +60,20 @@ public struct CommandLineApp {
             case "status":
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "status")
                 try Builtins.status(catalog: catalog, invocation: invocation)
+                return .success
+            case "completions":
+                let arguments = try Arguments(parsing: tokens, options: [], positionals: [PositionalSpec("SHELL", "bash, zsh or fish")], commandName: "completions")
+                let completions = Completions(catalog: catalog)
+                switch arguments.positional(0)! {
+                case "bash": output.write(completions.bash())
+                case "zsh": output.write(completions.zsh())
+                case "fish": output.write(completions.fish())
+                default: throw JobError.usage("completions are for bash, zsh or fish")
+                }
+                return .success
+            case "manpage":
+                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "manpage")
+                output.write(Completions(catalog: catalog).manpage())
                 return .success
             case "version":
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "version")
