@@ -33,3 +33,23 @@ import TestSupport
         #expect(!text.contains("background_job_last_success_timestamp_seconds"), "a skipped pass is no success: \(text)")
     }
 }
+
+/// mint-pool reports pool health: the UTC days, today included, its live pool still covers.
+@Suite struct PoolHealthMetricTests {
+    let home = TemporaryDirectory("pool-health")
+    var store: String { home.file("store.sqlite") }
+    var env: [String: String] { JobProcess.environment(home: home.path) }
+
+    @Test func mintPoolReportsDaysOfCredentialsLeftInItsResultAndMetrics() throws {
+        #expect(try JobProcess.run(["--store", store, "identity", "new"], environment: env).exitCode == 0)
+        #expect(try JobProcess.run(["--store", store, "settings", "set", "pool.size", "5"], environment: env).exitCode == 0)
+        let mint = try JobProcess.run(["--store", store, "--metrics-dir", home.file("m"), "--now", "2027-01-10T12:00:00Z", "mint-pool", "--json"], environment: env)
+        #expect(mint.exitCode == 0, "\(mint.stderr)")
+        #expect((try mint.jsonObject()["counts"] as? [String: Any])?["days_left"] as? Int == 5)
+        let prom = try String(contentsOfFile: home.file("m") + "/mint-pool.prom", encoding: .utf8)
+        #expect(prom.contains("background_job_items{job_name=\"mint-pool\",kind=\"days_left\"} 5"))
+        // Three days on, a dry run reports what the live pool still covers.
+        let later = try JobProcess.run(["--store", store, "--now", "2027-01-13T12:00:00Z", "mint-pool", "--dry-run", "--json"], environment: env)
+        #expect((try later.jsonObject()["counts"] as? [String: Any])?["days_left"] as? Int == 2)
+    }
+}
