@@ -90,5 +90,33 @@ void shim_install_termination_handlers(void) {
     pthread_sigmask(SIG_UNBLOCK, &wanted, NULL);
 }
 
+static void exit_at_once(int signo) {
+    (void)signo;
+    /* Before a pass has begun there is nothing to finish: stop now with the documented "retry next pass". */
+    _exit(75);
+}
+
+void shim_install_early_exit_handlers(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = exit_at_once;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGINT, &action, NULL);
+    /* A parent may have started us with them blocked; they would then wait for the pass's handlers. */
+    sigset_t wanted;
+    sigemptyset(&wanted);
+    sigaddset(&wanted, SIGTERM);
+    sigaddset(&wanted, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &wanted, NULL);
+}
+
 int shim_termination_signal(void) { return termination_signal; }
 void shim_reset_termination(void) { termination_signal = 0; }
+
+const char *shim_sqlite_version(void) { return sqlite3_libversion(); }
+const char *shim_openssl_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
+const char *shim_curl_version(void) {
+    const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    return info ? info->version : "unknown";
+}

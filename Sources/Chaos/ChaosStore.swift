@@ -32,7 +32,7 @@ public struct ChaosStore: Sendable {
 
     /// Passes the ledger of `path` records as abandoned (killed, then taken over).
     public static func abandonedPasses(_ path: String) throws -> Int {
-        try Database(path: path).scalar("SELECT count(*) FROM job_runs WHERE outcome = 'failed' AND reason = 'abandoned'") ?? 0
+        try Database(path: path).scalar("SELECT count(*) FROM job_runs WHERE outcome = 'failed' AND reason = 'killed'") ?? 0
     }
 
     /// Replaces the round store with a fresh copy of the template (file and store key).
@@ -53,9 +53,9 @@ public struct ChaosStore: Sendable {
         if !foreignKeys.isEmpty { violations.append("foreign_key_check: \(foreignKeys.count) rows") }
         let running: Int = try db.scalar("SELECT count(*) FROM job_runs WHERE outcome = 'running'") ?? -1
         if running != 0 { violations.append("ledger: \(running) pass(es) still marked running after the settled rerun") }
-        // A killed pass is recorded by the pass that takes its lease over as failed/abandoned (the loop checks
+        // A killed pass is recorded by the pass that takes its lease over as failed/killed (the loop checks
         // their number against the kills); any other failure is a violation.
-        let expected = stopped ? "('abandoned', 'cancelled')" : "('abandoned')"
+        let expected = stopped ? "('killed', 'cancelled')" : "('killed')"
         let failed = try db.query("SELECT coalesce(reason, '-'), exit_code FROM job_runs WHERE outcome = 'failed' AND coalesce(reason, '') NOT IN \(expected)")
         if !failed.isEmpty {
             let reasons = try failed.map { "\(try $0.get(0, as: String.self))/\(try $0.get(1, as: Int?.self).map(String.init) ?? "-")" }

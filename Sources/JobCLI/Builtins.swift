@@ -22,31 +22,48 @@ enum Builtins {
 
     static func status(catalog: Catalog, invocation: Invocation) throws {
         let database = try invocation.openStore(catalog)
-        let latest = try Ledger(database: database).latestRuns()
+        let ledger = Ledger(database: database)
+        let latest = try ledger.latestRuns()
         let byJob = Dictionary(latest.map { ($0.job, $0) }, uniquingKeysWith: { a, _ in a })
+        let completed = try ledger.latestRuns(outcome: .completed)
+        let failed = try ledger.latestRuns(outcome: .failed)
+        // A pass holding its lease is running, even when a later pass recorded `skipped` against that lease.
+        let running = try Lease.running(database: database, now: Date().unixMilliseconds)
         let nextRuns = SystemdTimers.nextRuns(jobs: catalog.jobs.map(\.name))
+        func time(_ ms: Int64?) -> JSON { ms.map { .string(Date(unixMilliseconds: $0).rfc3339) } ?? .null }
+        func summary(_ run: Ledger.Run?) -> JSON {
+            guard let run else { return .null }
+            return ["started_at": time(run.startedAt), "finished_at": time(run.finishedAt), "duration_ms": .optional(run.durationMilliseconds),
+                    "exit_code": .optional(run.exitCode), "counts": countsJSON(run.countsJSON), "reason": .optional(run.reason)]
+        }
         if invocation.jsonOutput {
             let rows: [JSON] = catalog.jobs.map { job in
-                guard let run = byJob[job.name] else {
-                    return ["job": .string(job.name), "outcome": .null, "started_at": .null, "finished_at": .null,
-                            "duration_ms": .null, "exit_code": .null, "counts": .object([]), "reason": .null,
-                            "next_run": .optional(nextRuns[job.name])]
-                }
-                return ["job": .string(job.name), "outcome": .string(run.outcome),
-                        "started_at": .string(Date(unixMilliseconds: run.startedAt).rfc3339),
-                        "finished_at": run.finishedAt.map { .string(Date(unixMilliseconds: $0).rfc3339) } ?? .null,
-                        "duration_ms": .optional(run.durationMilliseconds), "exit_code": .optional(run.exitCode),
-                        "counts": countsJSON(run.countsJSON), "reason": .optional(run.reason),
+                let run = byJob[job.name]
+                let since = running[job.name]
+                return ["job": .string(job.name), "outcome": since != nil ? .string("running") : .optional(run?.outcome),
+                        "running_since": time(since),
+                        "started_at": time(run?.startedAt), "finished_at": time(run?.finishedAt),
+                        "duration_ms": .optional(run?.durationMilliseconds), "exit_code": .optional(run?.exitCode),
+                        "counts": run.map { countsJSON($0.countsJSON) } ?? .object([]), "reason": .optional(run?.reason),
+                        "last_completed": summary(completed[job.name]), "last_failed": summary(failed[job.name]),
                         "next_run": .optional(nextRuns[job.name])]
             }
             invocation.output.write(JSON.array(rows).rendered() + "\n")
             return
         }
         let withTimers = !nextRuns.isEmpty
-        var table: [[String]] = [["JOB", "LAST", "FINISHED", "DURATION"] + (withTimers ? ["NEXT RUN"] : []) + ["COUNTS"]]
+        var table: [[String]] = [["JOB", "LAST", "FINISHED", "DURATION", "LAST COMPLETED", "LAST FAILED"] + (withTimers ? ["NEXT RUN"] : []) + ["COUNTS"]]
         for job in catalog.jobs {
             let next = withTimers ? [nextRuns[job.name] ?? "-"] : []
-            guard let run = byJob[job.name] else { table.append([job.name, "never", "-", "-"] + next + ["-"]); continue }
+            let lastCompleted = completed[job.name]?.finishedAt.map { Date(unixMilliseconds: $0).rfc3339 } ?? "-"
+            let lastFailed = failed[job.name].map { run in
+                (run.finishedAt.map { Date(unixMilliseconds: $0).rfc3339 } ?? "-") + (run.reason.map { " (\($0))" } ?? "")
+            } ?? "-"
+            if let since = running[job.name] {
+                table.append([job.name, "running", "since " + Date(unixMilliseconds: since).rfc3339, "-", lastCompleted, lastFailed] + next + ["-"])
+                continue
+            }
+            guard let run = byJob[job.name] else { table.append([job.name, "never", "-", "-", "-", "-"] + next + ["-"]); continue }
             let outcome = run.outcome + (run.reason.map { " (\($0))" } ?? "")
             let finished = run.finishedAt.map { Date(unixMilliseconds: $0).rfc3339 } ?? "-"
             let duration = run.durationMilliseconds.map { "\($0) ms" } ?? "-"
@@ -54,14 +71,27 @@ enum Builtins {
             if case .object(let pairs) = countsJSON(run.countsJSON), !pairs.isEmpty {
                 counts = pairs.map { "\($0.0)=\($0.1.rendered())" }.joined(separator: " ")
             } else { counts = "-" }
-            table.append([job.name, outcome, finished, duration] + next + [counts])
+            table.append([job.name, outcome, finished, duration, lastCompleted, lastFailed] + next + [counts])
         }
         invocation.output.write(TextTable.render(table))
     }
 
+    /// `job version` / `job --version`: one line, or one JSON object with `--json`.
+    static func versionText(_ json: Bool) -> String {
+        let commit = BuildInfo.commit(executablePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        if json {
+            return JSON.object([
+                ("version", .string(BuildInfo.version)), ("commit", .optional(commit)), ("swift", .string(BuildInfo.swift)),
+                ("libraries", .object(BuildInfo.libraries.map { ($0.name, JSON.string($0.version)) })),
+            ]).rendered() + "\n"
+        }
+        let libraries = BuildInfo.libraries.map { "\($0.name) \($0.version)" }.joined(separator: ", ")
+        return "job \(BuildInfo.version)\(commit.map { " (\($0.prefix(12)))" } ?? "") — Swift \(BuildInfo.swift), \(libraries)\n"
+    }
+
     static func migrate(catalog: Catalog, invocation: Invocation) throws {
-        let folder = (invocation.storePath as NSString).deletingLastPathComponent
-        if !folder.isEmpty { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        try PrivateFiles.createFolders(for: invocation.storePath)
+        PrivateFiles.createStoreFile(invocation.storePath)
         let database: Database
         let applied: [String]
         do {

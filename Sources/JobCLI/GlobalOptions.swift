@@ -9,6 +9,7 @@ struct GlobalOptions {
     var logFormat: String?
     var metricsDir: String?
     var help = false
+    var version = false
     /// The words left for the command: its name and its own options.
     var rest: [String] = []
 
@@ -19,6 +20,7 @@ struct GlobalOptions {
         .value("--log-format", "text|json", "log line format on stderr (JOB_LOG_FORMAT; default text, logfmt)"),
         .value("--metrics-dir", "DIR", "write <job>.prom for node_exporter after each pass (JOB_METRICS_DIR)"),
         .flag("--help", "show help (also -h)"),
+        .flag("--version", "print the version and exit"),
     ]
 
     init(parsing tokens: [String]) throws {
@@ -50,6 +52,8 @@ struct GlobalOptions {
                 guard inline == nil else { throw JobError.usage("option --json takes no value") }
                 json = true
             case "--help", "-h": help = true
+            // Only before the command: `mesh builds add --version V` has an option of that name.
+            case "--version" where rest.isEmpty && inline == nil: version = true
             default: rest.append(token)
             }
         }
@@ -57,6 +61,9 @@ struct GlobalOptions {
 
     /// Resolves the options against the environment into an `Invocation`.
     func invocation(environment: [String: String], output: TextOutput, errorOutput: @escaping @Sendable (String) -> Void) throws -> Invocation {
+        // --metrics-dir wins over JOB_METRICS_DIR for everything that reads it (passes and `doctor`).
+        var environment = environment
+        if let metricsDir { environment["JOB_METRICS_DIR"] = metricsDir }
         func env(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         let storePath = store ?? env("JOB_STORE") ?? Invocation.defaultStorePath(environment: environment)
         guard !storePath.isEmpty else { throw JobError.usage("--store needs a path") }
@@ -67,8 +74,17 @@ struct GlobalOptions {
             }
             clock = .fixed(instant)
         }
-        let formatText = logFormat ?? env("JOB_LOG_FORMAT") ?? "text"
-        guard let format = Logger.Format(rawValue: formatText) else { throw JobError.usage("--log-format must be text or json") }
+        // The option is a usage error (64); the environment variable, like JOB_LOG_LEVEL, is configuration (78).
+        let format: Logger.Format
+        if let logFormat {
+            guard let parsed = Logger.Format(rawValue: logFormat) else { throw JobError.usage("--log-format must be text or json") }
+            format = parsed
+        } else {
+            guard let parsed = Logger.Format(rawValue: env("JOB_LOG_FORMAT") ?? "text") else {
+                throw JobError.configuration("log-format", "JOB_LOG_FORMAT must be text or json")
+            }
+            format = parsed
+        }
         let levelText = env("JOB_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw JobError.configuration("log-level", "JOB_LOG_LEVEL must be debug, info, warn or error") }
         return Invocation(storePath: storePath, clock: clock, jsonOutput: json, logFormat: format, logLevel: level,

@@ -22,7 +22,8 @@ struct Help {
             Jobs (one pass each; add --dry-run to change nothing):
 
             """
-        let width = max(catalog.jobs.map(\.name.count).max() ?? 0, 16)
+        let names = catalog.jobs.map(\.name) + CommandLineApp.builtins.map(\.name) + catalog.commands.map(\.displayName)
+        let width = names.map(\.count).max() ?? 16
         for job in catalog.jobs { text += "  " + job.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + job.summary + "\n" }
         text += "\nCommands:\n"
         for builtin in CommandLineApp.builtins {
@@ -40,7 +41,7 @@ struct Help {
         guard let first = words.first else { return general() }
         if let job = catalog.job(named: first) {
             var text = "job \(job.name) — \(job.summary)\n\nUsage: job [GLOBAL OPTIONS] \(job.name) [--dry-run]"
-            for option in job.options { text += " [\(option.name)\(option.valueName.map { " " + $0 } ?? "")]" }
+            for option in job.options { text += " " + option.usage }
             text += "\n\nOptions:\n" + optionLines(job.options + [.flag("--dry-run", "report what the pass would do, change nothing")])
             if !job.environmentKeys.isEmpty {
                 text += "\nEnvironment:\n" + job.environmentKeys.map { "  \($0.name)\n      \($0.help)" }.joined(separator: "\n") + "\n"
@@ -49,12 +50,12 @@ struct Help {
             return text
         }
         if let builtin = CommandLineApp.builtins.first(where: { $0.name == first }) {
-            return "job \(builtin.name) — \(builtin.summary)\n\nUsage: job [GLOBAL OPTIONS] \(builtin.name)\n"
+            return "job \(builtin.name) — \(builtin.summary)\n\nUsage: job [GLOBAL OPTIONS] \(builtin.name)\(builtin.usage.isEmpty ? "" : " " + builtin.usage)\n"
         }
         let matches = catalog.commands.filter { Array(words.prefix($0.path.count)) == $0.path }
         if let command = matches.max(by: { $0.path.count < $1.path.count }) {
             var text = "job \(command.displayName) — \(command.summary)\n\nUsage: job [GLOBAL OPTIONS] \(command.displayName)"
-            for option in command.options { text += " [\(option.name)\(option.valueName.map { " " + $0 } ?? "")]" }
+            for option in command.options { text += " " + option.usage }
             for positional in command.positionals { text += positional.optional ? " [\(positional.name)]" : " \(positional.name)" }
             text += "\n"
             if !command.options.isEmpty { text += "\nOptions:\n" + optionLines(command.options) }
@@ -64,7 +65,10 @@ struct Help {
             if !command.discussion.isEmpty { text += "\n" + command.discussion + "\n" }
             return text
         }
-        let group = catalog.commands.filter { $0.path[0] == first }
+        var group: [any Command] = []
+        for command in catalog.commands where command.path[0] == first && !group.contains(where: { $0.displayName == command.displayName }) {
+            group.append(command)
+        }
         if !group.isEmpty {
             return "job \(first) — subcommands:\n" + group.map { "  \($0.displayName)  \($0.summary)" }.joined(separator: "\n") + "\n"
         }
@@ -87,6 +91,30 @@ struct Help {
                  "positionals": .array(command.positionals.map { ["name": .string($0.name), "optional": .bool($0.optional)] })]
             }),
         ]
+    }
+
+    /// `job help COMMAND --json`: one job, built-in or module command with its usage, options and arguments.
+    func commandJSON(for words: [String]) throws -> JSON {
+        func options(_ specs: [OptionSpec]) -> JSON {
+            .array(specs.map { ["name": .string($0.name), "value": .optional($0.valueName), "required": .bool($0.isRequired), "help": .string($0.help)] })
+        }
+        let usage = try text(for: words).split(separator: "\n").first { $0.hasPrefix("Usage: ") }.map { String($0.dropFirst(7)) }
+        guard let first = words.first else { return catalogJSON() }
+        if let job = catalog.job(named: first) {
+            return .object([("name", .string(job.name)), ("kind", .string("job")), ("summary", .string(job.summary)), ("usage", .optional(usage)),
+                            ("options", options(job.options + [.flag("--dry-run", "report what the pass would do, change nothing")])),
+                            ("positionals", .array([]))])
+        }
+        if let builtin = CommandLineApp.builtins.first(where: { $0.name == first }) {
+            return .object([("name", .string(builtin.name)), ("kind", .string("builtin")), ("summary", .string(builtin.summary)),
+                            ("usage", .optional(usage)), ("options", .array([])), ("positionals", .array([]))])
+        }
+        guard let command = catalog.commands.filter({ Array(words.prefix($0.path.count)) == $0.path }).max(by: { $0.path.count < $1.path.count }) else {
+            throw JobError.usage("help --json needs a whole command name, such as 'grants issue'")
+        }
+        return .object([("name", .string(command.displayName)), ("kind", .string("command")), ("summary", .string(command.summary)),
+                        ("usage", .optional(usage)), ("options", options(command.options)),
+                        ("positionals", .array(command.positionals.map { ["name": .string($0.name), "optional": .bool($0.optional), "help": .string($0.help)] }))])
     }
 
     private func optionLines(_ options: [OptionSpec]) -> String {

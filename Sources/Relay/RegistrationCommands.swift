@@ -6,8 +6,8 @@ struct RelayRegisterCommand: Command {
     let path = ["relay", "register"]
     let summary = "register an APNs token for a homeserver Device ID (re-registering refreshes it)"
     let options: [OptionSpec] = [
-        .value("--device-id", "ID", "the homeserver's Syncthing Device ID"),
-        .value("--apns-token", "HEX", "the iOS device's APNs token"),
+        .required("--device-id", "ID", "the homeserver's Syncthing Device ID"),
+        .required("--apns-token", "HEX", "the iOS device's APNs token"),
         .value("--environment", "ENV", "production (default) or sandbox: which APNs endpoint the token belongs to"),
         .value("--expires", "TIME", "operator-provisioned until TIME (RFC 3339 or @unix seconds); default: until unregistered"),
         .value("--legacy-transaction-id", "N", "import a registration from before signed transactions, keyed by its numeric original transaction id"),
@@ -50,8 +50,8 @@ struct RelayUnregisterCommand: Command {
     let path = ["relay", "unregister"]
     let summary = "remove an APNs token from a homeserver Device ID"
     let options: [OptionSpec] = [
-        .value("--device-id", "ID", "the homeserver's Syncthing Device ID"),
-        .value("--apns-token", "HEX", "the APNs token to remove"),
+        .required("--device-id", "ID", "the homeserver's Syncthing Device ID"),
+        .required("--apns-token", "HEX", "the APNs token to remove"),
     ]
 
     func run(_ context: JobContext) throws {
@@ -72,7 +72,7 @@ struct RelayUnregisterCommand: Command {
 struct RelayTriggerCommand: Command {
     let path = ["relay", "trigger"]
     let summary = "record an accepted wake-up trigger for a homeserver Device ID"
-    let options: [OptionSpec] = [.value("--device-id", "ID", "the homeserver's Syncthing Device ID")]
+    let options: [OptionSpec] = [.required("--device-id", "ID", "the homeserver's Syncthing Device ID")]
     let discussion = "A Device ID without any registration is refused (exit 65) and nothing is recorded, as the front-end refuses it."
 
     func run(_ context: JobContext) throws {

@@ -27,7 +27,7 @@ public struct Arguments: Sendable {
             }
             guard let spec = options.first(where: { $0.name == name }) else {
                 var message = "unknown option \(name) for '\(commandName)'"
-                if let suggestion = Suggest.closest(to: name, among: options.map(\.name)) { message += "; did you mean \(suggestion)?" }
+                if let suggestion = Suggest.closest(to: name, among: options.map(\.name) + OptionSpec.globalNames) { message += "; did you mean \(suggestion)?" }
                 throw JobError.usage(message)
             }
             if spec.takesValue {
@@ -41,6 +41,9 @@ public struct Arguments: Sendable {
                 guard inlineValue == nil else { throw JobError.usage("option \(name) takes no value") }
                 flags.insert(name)
             }
+        }
+        if let missing = options.first(where: { $0.isRequired && values[$0.name] == nil }) {
+            throw JobError.usage("'\(commandName)' needs \(missing.name) \(missing.valueName ?? "")")
         }
         let required = specs.filter { !$0.optional }.count
         if positionals.count < required {

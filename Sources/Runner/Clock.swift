@@ -19,18 +19,126 @@ public struct Clock: Sendable {
     /// True when the clock is emulated.
     public var isEmulated: Bool { fixed != nil }
 
-    /// Parses `--now`: RFC 3339 (`2026-03-01T00:00:00Z`, fractional seconds and offsets allowed) or `@<unix seconds>`.
+    /// The instants `--now` may name: 1970-01-01T00:00:00Z up to 9999-12-31T23:59:59Z, the years RFC 3339 can write.
+    /// Anything outside would overflow the millisecond arithmetic of domain code mid-pass, so it is refused up front.
+    public static let emulatedRange: ClosedRange<Double> = 0...253_402_300_799.999
+
+    /// Parses `--now` strictly: RFC 3339 `date-time` exactly (RFC 3339 §5.6: fractional seconds, `Z` or `±hh:mm`,
+    /// leap second `:60` allowed) or `@<unix seconds>` in decimal digits with an optional fraction; nil for
+    /// anything else, including impossible dates (`2026-02-30`, `T24:00`), trailing text and instants outside
+    /// `emulatedRange`.
     public static func parse(_ text: String) -> Date? {
-        if text.hasPrefix("@") {
-            guard let seconds = Double(text.dropFirst()), seconds.isFinite else { return nil }
-            return Date(timeIntervalSince1970: seconds)
+        let seconds: Double?
+        if text.hasPrefix("@") { seconds = parseUnixSeconds(Array(text.utf8.dropFirst())) } else { seconds = RFC3339.seconds(Array(text.utf8)) }
+        guard let seconds, emulatedRange.contains(seconds) else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// `digits ["." digits]`, nothing else (no sign, hex, exponent or spaces).
+    static func parseUnixSeconds(_ bytes: [UInt8]) -> Double? {
+        var scanner = RFC3339.Scanner(bytes: bytes)
+        guard let whole = scanner.digits(atMost: 12, atLeast: 1) else { return nil }
+        var value = Double(whole)
+        if scanner.take(UInt8(ascii: ".")) {
+            guard let fraction = scanner.fraction() else { return nil }
+            value += fraction
         }
-        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime]] {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return date }
+        return scanner.atEnd ? value : nil
+    }
+}
+
+/// The RFC 3339 §5.6 `date-time` grammar, checked field by field.
+enum RFC3339 {
+    /// Seconds since the Unix epoch for a valid `date-time`, else nil.
+    static func seconds(_ bytes: [UInt8]) -> Double? {
+        var s = Scanner(bytes: bytes)
+        guard let year = s.digits(exactly: 4), s.take(UInt8(ascii: "-")),
+              let month = s.digits(exactly: 2), s.take(UInt8(ascii: "-")),
+              let day = s.digits(exactly: 2), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              s.take(UInt8(ascii: "T")) || s.take(UInt8(ascii: "t")),
+              let hour = s.digits(exactly: 2), s.take(UInt8(ascii: ":")),
+              let minute = s.digits(exactly: 2), s.take(UInt8(ascii: ":")),
+              let second = s.digits(exactly: 2), hour <= 23, minute <= 59, second <= 60 else { return nil }
+        var fraction = 0.0
+        if s.take(UInt8(ascii: ".")) {
+            guard let value = s.fraction() else { return nil }
+            fraction = value
         }
-        return nil
+        var offset = 0
+        if s.take(UInt8(ascii: "Z")) || s.take(UInt8(ascii: "z")) {
+        } else {
+            let sign: Int
+            if s.take(UInt8(ascii: "+")) { sign = 1 } else if s.take(UInt8(ascii: "-")) { sign = -1 } else { return nil }
+            guard let offsetHour = s.digits(exactly: 2), s.take(UInt8(ascii: ":")), let offsetMinute = s.digits(exactly: 2),
+                  offsetHour <= 23, offsetMinute <= 59 else { return nil }
+            offset = sign * (offsetHour * 3600 + offsetMinute * 60)
+        }
+        guard s.atEnd else { return nil }
+        // A leap second (23:59:60) is the instant just after :59; POSIX time has no slot of its own for it.
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let whole = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Double(whole) + fraction
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days from 1970-01-01 to the proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// A cursor over ASCII bytes.
+    struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+
+        var atEnd: Bool { index == bytes.count }
+
+        mutating func take(_ byte: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func digits(exactly count: Int) -> Int? { digits(atMost: count, atLeast: count) }
+
+        /// A run of `atLeast`…`atMost` ASCII digits as a number (longer runs are refused).
+        mutating func digits(atMost: Int, atLeast: Int) -> Int? {
+            var value = 0
+            var taken = 0
+            while index < bytes.count, (48...57).contains(bytes[index]) {
+                guard taken < atMost else { return nil }
+                value = value * 10 + Int(bytes[index] - 48)
+                index += 1
+                taken += 1
+            }
+            return taken >= atLeast ? value : nil
+        }
+
+        /// One or more digits after a decimal point, as a fraction of one.
+        mutating func fraction() -> Double? {
+            var value = 0.0
+            var scale = 0.1
+            var taken = 0
+            while index < bytes.count, (48...57).contains(bytes[index]) {
+                value += Double(bytes[index] - 48) * scale
+                scale /= 10
+                index += 1
+                taken += 1
+            }
+            return taken > 0 ? value : nil
+        }
     }
 }
 

@@ -15,13 +15,13 @@ public struct Invocation: Sendable {
     public var logSink: (@Sendable (String) -> Void)?
     /// Where one-line error messages for a person go (stderr).
     public var errorOutput: @Sendable (String) -> Void
-    public var readInput: @Sendable () -> [UInt8]
+    public var readInput: @Sendable () throws -> [UInt8]
 
     public init(storePath: String, clock: Clock = .system, jsonOutput: Bool = false, logFormat: Logger.Format = .text,
                 logLevel: Logger.Level = .info, metricsDirectory: String? = nil, environment: [String: String] = [:],
                 output: TextOutput = StandardOutput(), logSink: (@Sendable (String) -> Void)? = nil,
                 errorOutput: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) },
-                readInput: @escaping @Sendable () -> [UInt8] = { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }) {
+                readInput: @escaping @Sendable () throws -> [UInt8] = { try StandardInput.read() }) {
         self.storePath = storePath
         self.clock = clock
         self.jsonOutput = jsonOutput
@@ -51,17 +51,15 @@ public struct Invocation: Sendable {
 
     /// A logger for `name` with this invocation's format and destination.
     public func logger(for name: String) -> Logger {
-        Logger(job: name, format: logFormat, minimumLevel: logLevel, sink: logSink)
+        Logger(job: name, format: logFormat, minimumLevel: logLevel, priorityPrefix: Logger.stderrIsJournal(environment: environment), sink: logSink)
     }
 
     /// Opens the store (creating its folder and file) and applies pending migrations.
     /// Every failure is a `JobError` with exit 73 and a message that says what to do; the file is never rewritten.
     public func openStore(_ catalog: Catalog) throws -> Database {
-        let folder = (storePath as NSString).deletingLastPathComponent
-        if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
-            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-            catch { throw JobError.store("store-cannot-create", "cannot create the store's folder; check permissions or choose another --store") }
-        }
+        try PrivateFiles.createFolders(for: storePath)
+        try refuseEmptyStoreFile()
+        PrivateFiles.createStoreFile(storePath)
         do {
             let database = try Database(path: storePath)
             try catalog.migrator.migrate(database, now: Date().unixMilliseconds)
@@ -69,6 +67,18 @@ public struct Invocation: Sendable {
         } catch {
             throw StoreFailure.jobError(for: error)
         }
+    }
+
+    /// Refuses a store file that exists with 0 bytes (a truncated copy, a failed restore): opening it would quietly
+    /// start a new, empty store in its place. `job migrate` creates the store in it on purpose. A file another
+    /// process has just created gets its header within milliseconds, so a 0-byte file is looked at for up to 250 ms.
+    func refuseEmptyStoreFile() throws {
+        for attempt in 0..<50 {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: storePath),
+                  (attributes[.size] as? NSNumber)?.intValue == 0 else { return }
+            if attempt < 49 { usleep(5_000) }
+        }
+        throw JobError.store("store-empty", "the store file is empty (0 bytes); restore it from a backup, or run 'job migrate' to start a new store in it")
     }
 
     /// A context for `name` over an open store.

@@ -26,7 +26,7 @@ public final class JobContext {
     public let storePath: String
     public let output: TextOutput
     /// Reads all of standard input (grant bundles, keys).
-    public let readInput: @Sendable () -> [UInt8]
+    public let readInput: @Sendable () throws -> [UInt8]
     /// Registered settings.
     public let settings: Settings
     private let storeKeyLocation: StoreKeyLocation
@@ -38,7 +38,7 @@ public final class JobContext {
 
     public init(name: String, database: Database, clock: Clock, logger: Logger, environment: [String: String],
                 arguments: Arguments, dryRun: Bool, jsonOutput: Bool, storePath: String, output: TextOutput,
-                readInput: @escaping @Sendable () -> [UInt8], settings: [SettingSpec], storeKeyLocation: StoreKeyLocation) {
+                readInput: @escaping @Sendable () throws -> [UInt8], settings: [SettingSpec], storeKeyLocation: StoreKeyLocation) {
         self.name = name
         self.database = database
         self.clock = clock
@@ -78,7 +78,7 @@ public final class JobContext {
         let jsonOutput: Bool
         let storePath: String
         let output: TextOutput
-        let readInput: @Sendable () -> [UInt8]
+        let readInput: @Sendable () throws -> [UInt8]
         let settings: [SettingSpec]
         let storeKeyLocation: StoreKeyLocation
         let storeKey: SecretBytes?
@@ -106,7 +106,8 @@ public final class JobContext {
     /// A key that is not the one this store's secrets were sealed under is a configuration error (exit 78).
     public func storeKey() throws -> SecretBytes {
         if let cachedStoreKey { return cachedStoreKey }
-        let key = try storeKeyLocation.load()
+        let sealed: Int = try database.scalar("SELECT count(*) FROM store_key_check") ?? 0
+        let key = try storeKeyLocation.load(storeHoldsSecrets: sealed > 0)
         try StoreKeyCheck.verify(key: key, database: database, now: Date().unixMilliseconds)
         cachedStoreKey = key
         return key

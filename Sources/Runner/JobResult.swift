@@ -1,7 +1,7 @@
 /// What one pass of a job did: its outcome and named counts (DESIGN §3).
 public struct JobResult: Sendable {
     /// How a pass ended.
-    public enum Outcome: String, Sendable, LogWord {
+    public enum Outcome: String, Sendable, LogWord, CaseIterable {
         case completed, skipped, failed
     }
 

@@ -53,6 +53,17 @@ public struct Lease {
         }
     }
 
+    /// Jobs whose pass is running now: a lease not expired whose holder is not known to be dead, with when it
+    /// was acquired (`job status` shows these as running, whatever the ledger's latest row says).
+    public static func running(database: Database, now: Int64) throws -> [String: Int64] {
+        var result: [String: Int64] = [:]
+        for row in try database.query("SELECT job, holder, acquired_at FROM job_leases WHERE expires_at > ?", [now]) {
+            let holder: String = try row.get(1)
+            if isAlive(holder: holder) { result[try row.get(0)] = try row.get(2) }
+        }
+        return result
+    }
+
     /// This process as a lease holder: host name, pid and the kernel's start time of the pid (so a reused
     /// pid is not mistaken for the holder).
     public static func processHolder() -> String {

@@ -44,10 +44,11 @@ public struct Ledger {
             """, [job, startedAt, startedAt, outcome.rawValue, Int(exitCode.rawValue), reason])
     }
 
-    /// Marks passes of `job` still `running` as failed: their process is gone (its lease was taken over).
+    /// Marks passes of `job` still `running` as failed with reason `killed`: their process died without finishing
+    /// its row (SIGKILL, OOM, power loss) and its lease was taken over. No exit code is known, so none is recorded.
     func abandonRunning(job: String, finishedAt: Int64) throws -> Int {
         try database.execute("""
-            UPDATE job_runs SET outcome = 'failed', exit_code = 70, finished_at = ?, reason = 'abandoned'
+            UPDATE job_runs SET outcome = 'failed', exit_code = NULL, finished_at = ?, reason = 'killed'
             WHERE job = ? AND outcome = 'running'
             """, [finishedAt, job])
     }
@@ -62,6 +63,16 @@ public struct Ledger {
             """).map(Ledger.run)
     }
 
+    /// The latest pass of each job that ended with `outcome` (`completed`, `failed`).
+    public func latestRuns(outcome: JobResult.Outcome) throws -> [String: Run] {
+        let runs = try database.query("""
+            SELECT r.id, r.job, r.started_at, r.finished_at, r.outcome, r.exit_code, r.duration_ms, r.counts, r.reason
+            FROM job_runs r
+            JOIN (SELECT job, max(id) AS id FROM job_runs WHERE outcome = ? GROUP BY job) latest ON latest.id = r.id
+            """, [outcome.rawValue]).map(Ledger.run)
+        return Dictionary(runs.map { ($0.job, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
     /// All passes, newest first, at most `limit`.
     public func runs(job: String? = nil, limit: Int = 1000) throws -> [Run] {
         if let job {
@@ -70,9 +81,9 @@ public struct Ledger {
         return try database.query("SELECT id, job, started_at, finished_at, outcome, exit_code, duration_ms, counts, reason FROM job_runs ORDER BY id DESC LIMIT ?", [limit]).map(Ledger.run)
     }
 
-    /// When `job` last finished with exit code 0, if ever.
+    /// When `job` last completed with exit code 0, if ever; a skipped pass (lease held, disabled) is no success.
     public func lastSuccess(job: String) throws -> Int64? {
-        try database.scalar("SELECT max(finished_at) FROM job_runs WHERE job = ? AND exit_code = 0 AND outcome != 'running'", [job])
+        try database.scalar("SELECT max(finished_at) FROM job_runs WHERE job = ? AND exit_code = 0 AND outcome = 'completed'", [job])
     }
 
     /// Deletes at most `batchSize` finished rows that started before `cutoff`; returns how many it deleted.

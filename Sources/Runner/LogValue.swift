@@ -19,6 +19,8 @@ public enum LogValue: Sendable, Equatable, ExpressibleByIntegerLiteral, Expressi
     public static func literal(_ value: StaticString) -> LogValue { .word(FixedWord(value)) }
     /// The raw value of a `LogWord` enum case.
     public static func of<W: LogWord>(_ value: W) -> LogValue { .word(FixedWord(trusted: value.rawValue)) }
+    /// A pass result's reason (`lease-held`, `disabled`, …): jobs build reasons from literals.
+    public static func reason(_ result: JobResult) -> LogValue { .word(FixedWord(trusted: result.reason ?? "none")) }
     /// A failure's category (itself made from a literal when the `JobError` was built).
     public static func category(_ error: JobError) -> LogValue { .word(FixedWord(trusted: error.category)) }
 }

@@ -19,29 +19,75 @@ public final class Logger: Sendable {
     public let job: String
     public let format: Format
     public let minimumLevel: Level
+    /// Prefix each line with its syslog priority (`<3>` error … `<7>` debug), as sd-daemon(3) describes, so
+    /// journald records each line at its level. Set when stderr is the journal (`JOURNAL_STREAM`).
+    public let priorityPrefix: Bool
     private let sink: @Sendable (String) -> Void
     private let lock = NSLock()
 
     /// A logger writing to `sink` (stderr by default).
-    public init(job: String, format: Format = .text, minimumLevel: Level = .info, sink: (@Sendable (String) -> Void)? = nil) {
+    public init(job: String, format: Format = .text, minimumLevel: Level = .info, priorityPrefix: Bool = false,
+                sink: (@Sendable (String) -> Void)? = nil) {
         self.job = job
         self.format = format
         self.minimumLevel = minimumLevel
+        self.priorityPrefix = priorityPrefix
         self.sink = sink ?? { line in FileHandle.standardError.write(Data(line.utf8)) }
     }
 
     /// The same destination and format, for another job name.
-    public func named(_ job: String) -> Logger { Logger(job: job, format: format, minimumLevel: minimumLevel, sink: sink) }
+    public func named(_ job: String) -> Logger {
+        Logger(job: job, format: format, minimumLevel: minimumLevel, priorityPrefix: priorityPrefix, sink: sink)
+    }
+
+    /// True when stderr is the systemd journal: `JOURNAL_STREAM` names the device and inode of fd 2
+    /// ("compare the device and inode numbers … with the ones of stderr", systemd.exec(5)).
+    public static func stderrIsJournal(environment: [String: String]) -> Bool {
+        guard let value = environment["JOURNAL_STREAM"] else { return false }
+        let parts = value.split(separator: ":")
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var info = stat()
+        guard fstat(2, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    /// The sd-daemon priority prefix of `level`: SD_ERR `<3>`, SD_WARNING `<4>`, SD_INFO `<6>`, SD_DEBUG `<7>`.
+    public static func priority(_ level: Level) -> String {
+        switch level {
+        case .error: return "<3>"
+        case .warn: return "<4>"
+        case .info: return "<6>"
+        case .debug: return "<7>"
+        }
+    }
+
+    /// The last line of a failed command on stderr: `job: message` (plus the usage hint), or with the JSON
+    /// format one JSON object. The message is a `JobError`'s, which never carries an identifier or secret.
+    public static func failureLine(command: String?, _ failure: JobError, format: Format, priorityPrefix: Bool, usageHint: String?) -> String {
+        let prefix = priorityPrefix ? priority(.error) : ""
+        switch format {
+        case .text:
+            var text = prefix + "job: \(command.map { "\($0) failed: " } ?? "")\(failure.message)\n"
+            if let usageHint { text += usageHint.split(separator: "\n").map { prefix + $0 + "\n" }.joined() }
+            return text
+        case .json:
+            var parts = ["\"ts\":\(JSON.quote(Date().rfc3339))", "\"level\":\"error\"", "\"job\":\(JSON.quote(command ?? "job"))",
+                         "\"event\":\"command.failed\"", "\"category\":\(JSON.quote(failure.category))",
+                         "\"exit_code\":\(failure.exitCode.rawValue)", "\"message\":\(JSON.quote(failure.message))"]
+            if let usageHint { parts.append("\"usage\":\(JSON.quote(usageHint))") }
+            return prefix + "{" + parts.joined(separator: ",") + "}\n"
+        }
+    }
 
     public func debug(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.debug, event, fields) }
     public func info(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.info, event, fields) }
     public func warn(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.warn, event, fields) }
     public func error(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.error, event, fields) }
 
-    /// Logs `counts` as fields of one event (names come from the job's fixed count keys).
-    public func log(_ level: Level, _ event: StaticString, counts: Counts) {
+    /// Logs `fields` then `counts` as fields of one event (count names come from the job's fixed count keys).
+    public func log(_ level: Level, _ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:], counts: Counts) {
         guard level >= minimumLevel else { return }
-        write(level, "\(event)", counts.entries.map { ($0.key, LogValue.integer(Int64($0.value))) })
+        write(level, "\(event)", fields.map { ("\($0.key)", $0.value) } + counts.entries.map { ($0.key, LogValue.integer(Int64($0.value))) })
     }
 
     public func log(_ level: Level, _ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue>) {
@@ -64,7 +110,7 @@ public final class Logger: Sendable {
         }
         lock.lock()
         defer { lock.unlock() }
-        sink(line)
+        sink(priorityPrefix ? Logger.priority(level) + line : line)
     }
 
     static func logfmtValue(_ value: LogValue) -> String {

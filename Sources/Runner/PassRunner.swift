@@ -73,7 +73,7 @@ public struct PassRunner {
                 if !acquired {
                     let result = JobResult.skipped("lease-held")
                     logger.info("pass.skipped", ["reason": "lease-held"])
-                    finishMetrics(job: job.name, database: database, started: started, exitCode: .success, counts: result.counts, logger: logger)
+                    finishMetrics(job: job.name, outcome: .skipped, database: database, started: started, exitCode: .success, counts: result.counts, logger: logger)
                     emit(job: job.name, result: result, error: nil, exitCode: .success, startedAt: started, durationMilliseconds: elapsed(since: started), dryRun: dryRun)
                     return Report(result: result, exitCode: .success, error: nil, startedAt: started, durationMilliseconds: elapsed(since: started))
                 }
@@ -120,26 +120,28 @@ public struct PassRunner {
             } catch {
                 logger.error("ledger.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
             }
-            finishMetrics(job: job.name, database: database, started: started, exitCode: exitCode, counts: result.counts, logger: logger)
+            finishMetrics(job: job.name, outcome: result.outcome, database: database, started: started, exitCode: exitCode, counts: result.counts, logger: logger)
         }
 
         if let failure {
             logger.error("pass.failed", ["category": .category(failure), "exit_code": .int(failure.exitCode.rawValue), "duration_ms": .int(duration)])
+        } else if result.outcome == .skipped {
+            logger.log(.info, "pass.skipped", ["reason": .reason(result), "duration_ms": .int(duration)], counts: result.counts)
         } else {
-            logger.log(.info, result.outcome == .skipped ? "pass.skipped" : "pass.completed", counts: result.counts)
+            logger.log(.info, "pass.completed", ["duration_ms": .int(duration)], counts: result.counts)
         }
         emit(job: job.name, result: result, error: failure, exitCode: exitCode, startedAt: started, durationMilliseconds: duration, dryRun: dryRun)
         return Report(result: result, exitCode: exitCode, error: failure, startedAt: started, durationMilliseconds: duration)
     }
 
-    private func finishMetrics(job: String, database: Database, started: Date, exitCode: ExitCode, counts: Counts, logger: Logger) {
+    private func finishMetrics(job: String, outcome: JobResult.Outcome, database: Database, started: Date, exitCode: ExitCode, counts: Counts, logger: Logger) {
         guard let directory = invocation.metricsDirectory else { return }
         let lastSuccess = (try? Ledger(database: database).lastSuccess(job: job)).flatMap { $0 }.map { Date(unixMilliseconds: $0) }
         do {
-            try MetricsWriter(directory: directory).write(job: job, finishedAt: Date(), lastSuccess: lastSuccess,
+            try MetricsWriter(directory: directory).write(job: job, outcome: outcome, finishedAt: Date(), lastSuccess: lastSuccess,
                                                           durationSeconds: Date().timeIntervalSince(started), exitCode: exitCode, counts: counts)
         } catch {
-            logger.warn("metrics.write_failed")
+            logger.warn("metrics.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
         }
     }
 
@@ -172,7 +174,8 @@ public struct PassRunner {
             }
         }
         if let error {
-            invocation.errorOutput("job: \(job) failed: \(error.message)\n")
+            invocation.errorOutput(Logger.failureLine(command: job, error, format: invocation.logFormat,
+                                                      priorityPrefix: Logger.stderrIsJournal(environment: invocation.environment), usageHint: nil))
         }
     }
 }

@@ -1,6 +1,6 @@
 /// When a job runs by default: a systemd `OnCalendar=` expression and the same schedule as a cron line.
 public struct Schedule: Sendable, Equatable {
-    /// systemd calendar expression (`*:0/15`, `daily`, `hourly`).
+    /// systemd calendar expression, always in UTC (`*-*-* *:00/15:00 UTC`).
     public let onCalendar: String
     /// The five cron fields for the same times (`*/15 * * * *`).
     public let cron: String
@@ -16,12 +16,13 @@ public struct Schedule: Sendable, Equatable {
     /// Every `minutes` minutes (1–30, dividing 60).
     public static func every(minutes: Int, randomizedDelaySeconds: Int = 30) -> Schedule {
         precondition(minutes >= 1 && minutes <= 30 && 60 % minutes == 0)
-        return Schedule(onCalendar: "*:0/\(minutes)", cron: minutes == 1 ? "* * * * *" : "*/\(minutes) * * * *", randomizedDelaySeconds: randomizedDelaySeconds)
+        // Spelled out with UTC: systemd reads an expression without a time zone in local time.
+        return Schedule(onCalendar: "*-*-* *:00/\(minutes):00 UTC", cron: minutes == 1 ? "* * * * *" : "*/\(minutes) * * * *", randomizedDelaySeconds: randomizedDelaySeconds)
     }
 
     /// Once an hour at `minute`.
     public static func hourly(atMinute minute: Int = 0, randomizedDelaySeconds: Int = 300) -> Schedule {
-        Schedule(onCalendar: "*:\(twoDigits(minute))", cron: "\(minute) * * * *", randomizedDelaySeconds: randomizedDelaySeconds)
+        Schedule(onCalendar: "*-*-* *:\(twoDigits(minute)):00 UTC", cron: "\(minute) * * * *", randomizedDelaySeconds: randomizedDelaySeconds)
     }
 
     /// Once a day at `hour:minute` UTC.

@@ -18,17 +18,22 @@ public struct Settings {
         throw JobError.usage(message)
     }
 
-    /// The stored value, or the default.
+    /// The stored value, or the default; checked against the spec where it is read, since a store can be
+    /// edited by hand or by an older version: a stored value out of range is a configuration error (78).
     public func string(_ key: String) throws -> String {
         let spec = try spec(key)
         let stored: String? = try database.scalar("SELECT value FROM settings WHERE key = ?", [key])
-        return stored ?? spec.defaultValue
+        guard let stored else { return spec.defaultValue }
+        if let problem = spec.validate(stored) {
+            throw JobError.configuration("setting", "the stored setting \(key) \(problem); run 'job settings set \(key) VALUE' or 'job settings unset \(key)'")
+        }
+        return stored
     }
 
-    /// The value as an integer (validated when set).
+    /// The value as an integer (range-checked by `string`).
     public func int(_ key: String) throws -> Int {
         let text = try string(key)
-        guard let value = Int(text) else { throw JobError.configuration("setting", "setting \(key) holds a value that is not a number; set it again") }
+        guard let value = Int(text) else { throw JobError.configuration("setting", "the stored setting \(key) is not a number; run 'job settings unset \(key)'") }
         return value
     }
 

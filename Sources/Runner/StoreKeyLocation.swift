@@ -10,16 +10,19 @@ public struct StoreKeyLocation: Sendable {
     public let path: String
     /// True for the default `<store>.key`, the only location this program creates.
     public let createIfMissing: Bool
+    /// True for `$CREDENTIALS_DIRECTORY/store-key`: systemd owns that file and its mode.
+    public let isCredential: Bool
 
-    public init(path: String, createIfMissing: Bool) {
+    public init(path: String, createIfMissing: Bool, isCredential: Bool = false) {
         self.path = path
         self.createIfMissing = createIfMissing
+        self.isCredential = isCredential
     }
 
     /// Resolves the location for a store at `storePath`.
     public static func resolve(environment: [String: String], storePath: String) -> StoreKeyLocation {
         if let credentials = environment["CREDENTIALS_DIRECTORY"], !credentials.isEmpty {
-            return StoreKeyLocation(path: credentials + "/store-key", createIfMissing: false)
+            return StoreKeyLocation(path: credentials + "/store-key", createIfMissing: false, isCredential: true)
         }
         if let file = environment["JOB_STORE_KEY_FILE"], !file.isEmpty {
             return StoreKeyLocation(path: file, createIfMissing: false)
@@ -27,13 +30,22 @@ public struct StoreKeyLocation: Sendable {
         return StoreKeyLocation(path: storePath + ".key", createIfMissing: true)
     }
 
-    /// Reads the key, creating it first when allowed and absent.
-    public func load() throws -> SecretBytes {
+    /// Reads the key, creating it first when allowed and absent. `storeHoldsSecrets`: the store already has
+    /// secrets sealed under some key, so a missing key file is refused (78) rather than replaced by a new key
+    /// that could never open them. A key file outside `$CREDENTIALS_DIRECTORY` that its group or others can
+    /// read is refused (78) too, as ssh refuses such private keys.
+    public func load(storeHoldsSecrets: Bool = false) throws -> SecretBytes {
         if !FileManager.default.fileExists(atPath: path) {
             guard createIfMissing else {
                 throw JobError.configuration("store-key-missing", "the configured store key file does not exist; check LoadCredential= or JOB_STORE_KEY_FILE")
             }
+            guard !storeHoldsSecrets else {
+                throw JobError.configuration("store-key-missing", "the store holds secrets but its key file (<store>.key) is missing; restore the key file, or set JOB_STORE_KEY_FILE to it — no new key was made")
+            }
             try create()
+        }
+        if !isCredential && PrivateFiles.readableByOthers(path) {
+            throw JobError.configuration("store-key-exposed", "the store key file can be read by its group or others; make it private (chmod 600) and consider the key leaked")
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw JobError.configuration("store-key-unreadable", "the store key file cannot be read; check its owner and mode")
@@ -56,6 +68,7 @@ public struct StoreKeyLocation: Sendable {
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw JobError.store("store-key-create", "cannot create the store key file next to the store; check the folder's permissions") }
+        fchmod(fd, 0o600)
         let written = hex.withCString { Foundation.write(fd, $0, strlen($0)) }
         let synced = fsync(fd) == 0
         close(fd)

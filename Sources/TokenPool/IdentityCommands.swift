@@ -11,7 +11,7 @@ struct IdentityImportCommand: Command {
     let discussion = "Reads the key as hex (an optional 0x prefix and surrounding whitespace are allowed) from standard input. The first identity stored becomes the active one."
 
     func run(_ context: JobContext) throws {
-        var text = String(decoding: context.readInput(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var text = String(decoding: try context.readInput(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if text.hasPrefix("0x") || text.hasPrefix("0X") { text.removeFirst(2) }
         guard text.utf8.count == 64, let bytes = try? Hex.decode(text.lowercased()) else {
             throw JobError.badInput("key-malformed", "expected a secp256k1 private key as 64 hex digits on standard input")

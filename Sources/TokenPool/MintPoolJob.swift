@@ -29,6 +29,7 @@ struct MintPoolJob: Job {
             var counts = Counts()
             counts["would_mint"] = plan.size
             counts["would_replace"] = existing?.plan.size ?? 0
+            counts["days_left"] = existing.map { Self.daysLeft($0.plan, nowSeconds: nowSeconds) } ?? 0
             return .completed(counts, details: Self.details(plan))
         }
 
@@ -40,7 +41,14 @@ struct MintPoolJob: Job {
         counts["minted"] = outcome.minted
         counts["replaced"] = outcome.replaced
         counts["purged"] = outcome.purged
+        // Pool health for the metrics file: UTC days, today included, the live pool still has a token for.
+        counts["days_left"] = Self.daysLeft(outcome.plan, nowSeconds: nowSeconds)
         return .completed(counts, details: Self.details(outcome.plan))
+    }
+
+    /// Days from today through the plan's last day (0 when it has run out).
+    static func daysLeft(_ plan: PoolPlan, nowSeconds: Int64) -> Int {
+        max(0, Int(plan.lastDay - PoolCalendar.floorDivide(nowSeconds, 86_400)) + 1)
     }
 
     static func details(_ plan: PoolPlan) -> [(String, JSON)] {

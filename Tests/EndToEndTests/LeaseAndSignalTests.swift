@@ -24,7 +24,7 @@ import TestSupport
         #expect(try StoreSeeding.seededRows(at: store) == 0)
     }
 
-    @Test func aPassKilledWithSIGKILLDoesNotBlockTheNextAndTheRerunFinishesTheWork() throws {
+    @Test func aPassKilledWithSIGKILLDoesNotBlockTheNextIsRecordedKilledAndTheRerunFinishesTheWork() throws {
         try StoreSeeding.ledger(at: store, home: home.path, oldRows: 100_000, batchSize: 50)
         let victim = try JobProcess.start(["--store", store, "maintain-store"], environment: env)
         #expect(try StoreSeeding.waitUntil(timeout: 20) { try StoreSeeding.seededRows(at: store) < 100_000 })
@@ -39,7 +39,7 @@ import TestSupport
         #expect(Date().timeIntervalSince(started) < 60)
         #expect(try StoreSeeding.seededRows(at: store) == 0)
         let db = try Database(path: store)
-        #expect(try db.scalar("SELECT count(*) FROM job_runs WHERE job = 'maintain-store' AND reason = 'abandoned'") as Int? == 1)
+        #expect(try db.scalar("SELECT count(*) FROM job_runs WHERE job = 'maintain-store' AND reason = 'killed' AND exit_code IS NULL") as Int? == 1)
         #expect(try db.scalar("SELECT count(*) FROM job_runs WHERE outcome = 'running'") as Int? == 0)
     }
 

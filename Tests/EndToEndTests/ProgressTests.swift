@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import Testing
 import TestSupport
 
@@ -24,5 +25,23 @@ import TestSupport
         let piped = try JobProcess.run(["--store", store, "maintain-store"], environment: env, timeout: 120)
         #expect(piped.exitCode == 0)
         #expect(!piped.stderr.contains("rows,"), "no progress into a pipe")
+    }
+
+    @Test(.enabled(if: ProgressTests.hasScript, "needs script(1) from bsdutils for a pseudo-terminal"))
+    func sweepGrantsShowsRowsDoneOnATerminal() throws {
+        let home = TemporaryDirectory("progress-sweep")
+        let store = home.file("store.sqlite")
+        let env = JobProcess.environment(home: home.path, ["JOB_PROGRESS_DELAY_MS": "0"])
+        #expect(try JobProcess.run(["--store", store, "migrate"], environment: env).exitCode == 0)
+        try Database(path: store).write { db in
+            try db.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+                INSERT INTO grants_issued (grant_index, grant_sealed, secret_sealed, endpoint_index, endpoint_sealed, lifetime_ms, created_at, expires_at)
+                SELECT randomblob(16), x'00', x'00', x'01', x'00', 1000, 1, 1001 FROM n
+                """)
+        }
+        let session = try ExternalTool.run("/usr/bin/script", ["-qec", "'\(JobProcess.executablePath)' --store '\(store)' sweep-grants", "/dev/null"], environment: env)
+        #expect(session.status == 0, "\(session.output)")
+        #expect(session.output.contains(" rows, "), "\(session.output)")
     }
 }

@@ -64,6 +64,12 @@ import TestSupport
         #expect(run(["--store", store, "--log-format", "xml", "list"]).code == .usage)
     }
 
+    @Test func aBadJobLogFormatFromTheEnvironmentIsAConfigurationErrorLikeJobLogLevel() {
+        let result = run(["--store", store, "list"], environment: ["HOME": directory.path, "JOB_LOG_FORMAT": "xml"])
+        #expect(result.code == .configuration)
+        #expect(result.stderr == "job: JOB_LOG_FORMAT must be text or json\n")
+    }
+
     @Test func aBadLogLevelIsAConfigurationError() {
         let result = run(["--store", store, "list"], environment: ["HOME": directory.path, "JOB_LOG_LEVEL": "loud"])
         #expect(result.code == .configuration)
@@ -181,10 +187,12 @@ import TestSupport
     @Test func aReplacedKeyFailsTheKeyCheckWith78() throws {
         let key = directory.file("s.sqlite.key")
         try Data(repeating: 1, count: 32).write(to: URL(fileURLWithPath: key))
+        chmod(key, 0o600)
         let first = run(["doctor"])
         #expect(first.0 == .success)
         #expect(first.1.contains("ok    store-key: the store key is readable and matches this store"), "\(first.1)")
         try Data(repeating: 2, count: 32).write(to: URL(fileURLWithPath: key))
+        chmod(key, 0o600)
         let (code, text) = run(["doctor"])
         #expect(code == .configuration)
         #expect(text.contains("FAIL  store-key: the store key does not match this store"), "\(text)")

@@ -67,7 +67,7 @@ struct ScriptedJob: Job {
         #expect(run.reason == "lease-held")
     }
 
-    @Test func anExpiredLeaseFromAnotherHostIsTakenOverAndItsRunningRowMarkedAbandoned() throws {
+    @Test func anExpiredLeaseFromAnotherHostIsTakenOverAndItsRunningRowRecordedKilledWithNoExitCode() throws {
         let h = harness(ScriptedJob(name: "stale") { _ in .completed([:]) })
         let db = try h.database()
         let past = Date().unixMilliseconds - 1000
@@ -79,7 +79,8 @@ struct ScriptedJob: Job {
         #expect(report.result.outcome == .completed)
         let runs = try Ledger(database: db).runs(job: "stale")
         #expect(runs.map(\.outcome) == ["completed", "failed"])
-        #expect(runs.last?.reason == "abandoned")
+        #expect(runs.last?.reason == "killed")
+        #expect(runs.last?.exitCode == nil, "a killed pass returned no exit code; 70 would claim an internal error")
     }
 
     @Test func aLeaseHeldByADeadProcessOnThisHostIsTakenOverAtOnce() throws {
@@ -131,11 +132,11 @@ struct ScriptedJob: Job {
         let db = try invocation.openStore(h.catalog)
         _ = PassRunner(catalog: h.catalog, invocation: invocation).pass(h.catalog.job(named: "metered")!, database: db, arguments: Arguments(), logger: invocation.logger(for: "metered"))
         let text = try String(contentsOfFile: metrics + "/metered.prom", encoding: .utf8)
-        #expect(text.contains("background_job_last_run_timestamp_seconds{job=\"metered\"} "))
-        #expect(text.contains("background_job_last_success_timestamp_seconds{job=\"metered\"} "))
-        #expect(text.contains("background_job_duration_seconds{job=\"metered\"} "))
-        #expect(text.contains("background_job_last_exit_code{job=\"metered\"} 0"))
-        #expect(text.contains("background_job_items{job=\"metered\",kind=\"pushed\"} 7"))
+        #expect(text.contains("background_job_last_run_timestamp_seconds{job_name=\"metered\"} "))
+        #expect(text.contains("background_job_last_success_timestamp_seconds{job_name=\"metered\"} "))
+        #expect(text.contains("background_job_duration_seconds{job_name=\"metered\"} "))
+        #expect(text.contains("background_job_last_exit_code{job_name=\"metered\"} 0"))
+        #expect(text.contains("background_job_items{job_name=\"metered\",kind=\"pushed\"} 7"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: metrics) == ["metered.prom"])
     }
 
@@ -152,8 +153,8 @@ struct ScriptedJob: Job {
         _ = runner.pass(h.catalog.job(named: "flaky")!, database: db, arguments: Arguments(), logger: invocation.logger(for: "flaky"))
         _ = runner.pass(h.catalog.job(named: "flaky")!, database: db, arguments: Arguments(), logger: invocation.logger(for: "flaky"))
         let text = try String(contentsOfFile: metrics + "/flaky.prom", encoding: .utf8)
-        #expect(text.contains("background_job_last_exit_code{job=\"flaky\"} 75"))
-        #expect(text.contains("background_job_last_success_timestamp_seconds{job=\"flaky\"} "))
+        #expect(text.contains("background_job_last_exit_code{job_name=\"flaky\"} 75"))
+        #expect(text.contains("background_job_last_success_timestamp_seconds{job_name=\"flaky\"} "))
     }
 
     @Test func logLinesAreLogfmtWithFixedEventNames() throws {
@@ -165,7 +166,7 @@ struct ScriptedJob: Job {
         let line = try #require(h.logs.first { $0.contains("event=thing.done") })
         #expect(line.hasPrefix("ts="))
         #expect(line.contains(" level=info job=logs event=thing.done items=3 kind=fixed-word"))
-        #expect(h.logs.contains { $0.contains("event=pass.completed items=3") })
+        #expect(h.logs.contains { $0.contains("event=pass.completed duration_ms=") && $0.hasSuffix(" items=3\n") })
     }
 }
 

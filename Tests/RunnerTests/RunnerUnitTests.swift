@@ -99,16 +99,16 @@ import TestSupport
     @Test func aConfiguredKeyFileIsReadAsRawBytesOrHex() throws {
         let raw = directory.file("raw.key")
         let bytes = (0..<32).map { UInt8($0) }
-        _ = FileManager.default.createFile(atPath: raw, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: raw, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
         #expect(try StoreKeyLocation.resolve(environment: ["JOB_STORE_KEY_FILE": raw], storePath: "x").load().copyBytes() == bytes)
         let hex = directory.file("hex.key")
-        _ = FileManager.default.createFile(atPath: hex, contents: Data((bytes.map { String(format: "%02X", $0) }.joined() + "\n").utf8))
+        _ = FileManager.default.createFile(atPath: hex, contents: Data((bytes.map { String(format: "%02X", $0) }.joined() + "\n").utf8), attributes: [.posixPermissions: 0o600])
         #expect(try StoreKeyLocation.resolve(environment: ["JOB_STORE_KEY_FILE": hex], storePath: "x").load().copyBytes() == bytes)
     }
 
     @Test func aMalformedKeyFileIsAConfigurationErrorAndIsNotReplaced() throws {
         let bad = directory.file("bad.key")
-        _ = FileManager.default.createFile(atPath: bad, contents: Data("too short\n".utf8))
+        _ = FileManager.default.createFile(atPath: bad, contents: Data("too short\n".utf8), attributes: [.posixPermissions: 0o600])
         let error = #expect(throws: JobError.self) { try StoreKeyLocation.resolve(environment: ["JOB_STORE_KEY_FILE": bad], storePath: "x").load() }
         #expect(error?.exitCode == .configuration)
         #expect(error?.category == "store-key-malformed")
@@ -135,6 +135,7 @@ final class KeyBox: Sendable {
         #expect(try again.storeKey().constantTimeEquals(key))
         // Replace the key file: the next process is refused with exit 78.
         try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: h.storePath + ".key"))
+        chmod(h.storePath + ".key", 0o600)
         let replaced = h.invocation().context(name: "t", database: db, arguments: Arguments(), dryRun: false, catalog: h.catalog)
         let error = #expect(throws: JobError.self) { try replaced.storeKey() }
         #expect(error?.exitCode == .configuration)

@@ -61,6 +61,12 @@ const secp256k1_context *shim_secp256k1_context_static(void);
 /// ends the process at once with exit status 75. Also unblocks both signals: a process spawned by a
 /// multi-threaded parent can inherit a mask that blocks them.
 void shim_install_termination_handlers(void);
+/* SIGTERM/SIGINT exit 75 at once: for the start of a process, before a pass installs the recording handlers. */
+void shim_install_early_exit_handlers(void);
+/* The linked libraries' versions, for `job version`. */
+const char *shim_sqlite_version(void);
+const char *shim_openssl_version(void);
+const char *shim_curl_version(void);
 /// The signal number that asked the process to stop, or 0.
 int shim_termination_signal(void);
 /// Forgets a recorded request (tests).

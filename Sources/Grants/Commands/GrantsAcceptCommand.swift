@@ -8,8 +8,8 @@ struct GrantsAcceptCommand: Command {
     let path = ["grants", "accept"]
     let summary = "store a grant bundle read on stdin, and remember the peer under LABEL at HOST:PORT"
     let options: [OptionSpec] = [
-        .value("--label", "LABEL", "your own name for the peer"),
-        .value("--addr", "HOST:PORT", "where the peer's serve-link listens"),
+        .required("--label", "LABEL", "your own name for the peer"),
+        .required("--addr", "HOST:PORT", "where the peer's serve-link listens"),
     ]
     let discussion = """
         Reads the one-line bundle printed by 'job grants issue --to <this node's endpoint id>' on the other device.
@@ -19,7 +19,7 @@ struct GrantsAcceptCommand: Command {
     func run(_ context: JobContext) throws {
         let label = try LabelRule.validate(try context.arguments.required("--label"))
         let address = try LinkAddress.parse(try context.arguments.required("--addr"))
-        let input = String(decoding: context.readInput(), as: UTF8.self)
+        let input = String(decoding: try context.readInput(), as: UTF8.self)
         let bundle = try GrantBundle(parsing: input)
         let node = try Node(context)
         guard bundle.holder == node.identity.endpoint else {

@@ -8,7 +8,7 @@ struct GrantsIssueCommand: Command {
     let path = ["grants", "issue"]
     let summary = "mint a grant that lets one endpoint reach this node; prints the bundle to hand over"
     let options: [OptionSpec] = [
-        .value("--to", "ENDPOINT", "the endpoint id (64 hex) of the device being remembered"),
+        .required("--to", "ENDPOINT", "the endpoint id (64 hex) of the device being remembered"),
         .value("--lifetime", "30d|90d|365d|never", "idle lifetime (default: the grants.lifetime setting)"),
         .value("--label", "LABEL", "your own name for the device (shown for its offers, usable with revoke and block)"),
     ]

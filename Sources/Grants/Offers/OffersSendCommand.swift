@@ -11,10 +11,10 @@ struct OffersSendCommand: Command {
     let path = ["offers", "send"]
     let summary = "offer a transfer ticket to a contact (held here until they check, if unreachable)"
     let options: [OptionSpec] = [
-        .value("--to", "ENDPOINT", "the contact's endpoint id (64 hex) or label"),
-        .value("--ticket-file", "FILE", "file holding the transfer ticket (one line, at most 8 KiB)"),
-        .value("--files", "N", "number of files offered"),
-        .value("--bytes", "B", "total size offered"),
+        .required("--to", "ENDPOINT", "the contact's endpoint id (64 hex) or label"),
+        .required("--ticket-file", "FILE", "file holding the transfer ticket (one line, at most 8 KiB)"),
+        .required("--files", "N", "number of files offered"),
+        .required("--bytes", "B", "total size offered"),
         .value("--name", "NAME", "the sender name shown to the receiver (they keep their own label for you)"),
     ]
     let discussion = """

@@ -41,12 +41,22 @@ struct PullOffersJob: Job {
         let contactSeconds = TimeInterval(try settings.int(GrantsSettings.pullContactTimeout))
         let width = try settings.int(GrantsSettings.pullParallelDials)
         var counts: Counts = ["contacts": 0, "collected": 0, "duplicates": 0, "refused": 0, "recent": 0, "blocked": 0, "no_grant": 0,
-                              "unreachable": 0, "revoked": 0, "lapsed": 0, "failed": 0, "skipped_for_time": 0]
+                              "unreachable": 0, "revoked": 0, "lapsed": 0, "failed": 0, "skipped_for_time": 0, "damaged": 0]
         var due: [(Contact, HeldGrant)] = []
-        for contact in try node.contacts.all() {
+        // A damaged sealed row (contact or held grant) is that contact's failure, counted `damaged`; the others are pulled.
+        let (contacts, damagedContacts) = try node.contacts.allOpenable()
+        counts["damaged"] = damagedContacts
+        if damagedContacts > 0 { context.logger.warn("pull.rows_damaged", ["count": .int(damagedContacts)]) }
+        for contact in contacts {
             try context.checkCancellation()
             let now = context.nowMilliseconds
-            guard let grant = try node.held.usable(contactID: contact.id), contact.address != nil else { continue }
+            let held: HeldGrant?
+            do { held = try node.held.usable(contactID: contact.id) } catch where Vault.isDamagedRow(error) {
+                counts.add("damaged")
+                context.logger.warn("pull.rows_damaged", ["count": 1])
+                continue
+            }
+            guard let grant = held, contact.address != nil else { continue }
             if try node.blocks.contains(contact.endpoint) {
                 counts.add("blocked")
                 continue

@@ -52,6 +52,17 @@ public struct Contacts {
         try database.query("SELECT \(Contacts.columns) FROM contacts ORDER BY local_label, id").map(contact)
     }
 
+    /// Every contact whose sealed endpoint opens, and how many rows are damaged (left as they are, for the
+    /// caller to report one by one instead of failing on the first).
+    public func allOpenable() throws -> (contacts: [Contact], damaged: Int) {
+        var contacts: [Contact] = []
+        var damaged = 0
+        for row in try database.query("SELECT \(Contacts.columns) FROM contacts ORDER BY local_label, id") {
+            do { contacts.append(try contact(row)) } catch where Vault.isDamagedRow(error) { damaged += 1 }
+        }
+        return (contacts, damaged)
+    }
+
     /// Resolves what the user typed: a 64-hex endpoint id, or a label that names exactly one contact.
     public func resolve(_ text: String) throws -> Contact {
         if text.utf8.count == 64, let endpoint = try? EndpointID(hex: text) {

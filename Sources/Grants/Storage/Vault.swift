@@ -31,11 +31,18 @@ public struct Vault: Sendable {
         catch { throw JobError.internal("sealing a value failed") }
     }
 
-    /// Decrypts a value sealed for `purpose`; a value that does not open means the store key changed or the row was altered.
+    /// Decrypts a value sealed for `purpose`. The key was already proved to be this store's (`StoreKeyCheck`), so
+    /// a value that does not open is a damaged row (65, `sealed-row-damaged`), not a wrong key.
     public func open(_ sealed: [UInt8], _ purpose: Purpose) throws -> SecretBytes {
         do { return try keyring.open(sealed, purpose: purpose.rawValue) }
-        catch { throw JobError.configuration("store-key-mismatch", "a sealed value in the store does not open with this store key; was the key file replaced?") }
+        catch { throw Vault.damagedRow }
     }
+
+    /// A sealed value that does not open under the store's own key: the row was altered or truncated.
+    public static let damagedRow = JobError.badInput("sealed-row-damaged", "a sealed row in the store is damaged (it does not open, though the store key matches this store); the other rows are unaffected")
+
+    /// True for the failure `open` reports for a damaged row.
+    public static func isDamagedRow(_ error: Error) -> Bool { (error as? JobError)?.category == "sealed-row-damaged" }
 
     /// The keyed blind index of `value` for `purpose`, for equality lookups.
     public func index(_ value: [UInt8], _ purpose: Purpose) -> [UInt8] { keyring.blindIndex(value, purpose: purpose.rawValue) }

@@ -18,7 +18,12 @@ struct SweepGrantsJob: Job {
         let offerCutoff = now - Int64(try context.settings.int(GrantsSettings.offerRetentionDays)) * 86_400_000
         return .completed(try SweepGrants.run(context.database, now: now, grantCutoff: grantCutoff, offerCutoff: offerCutoff,
                                               dryRun: context.dryRun, batchSize: SweepGrantsJob.batchSize,
-                                              between: { try context.checkCancellation() }))
+                                              between: { try context.checkCancellation() },
+                                              committed: { step, done in
+                                                  // Recorded as batches commit, so a pass stopped part-way reports them.
+                                                  context.committed[step] = done
+                                                  context.progress(done: context.committed.entries.reduce(0) { $0 + $1.value }, total: nil)
+                                              }))
     }
 }
 
@@ -26,7 +31,8 @@ struct SweepGrantsJob: Job {
 public enum SweepGrants {
     /// Runs every step in batches (or, with `dryRun`, counts what each would touch now and changes nothing).
     public static func run(_ database: Database, now: Int64, grantCutoff: Int64, offerCutoff: Int64, dryRun: Bool,
-                           batchSize: Int, between: () throws -> Void) throws -> Counts {
+                           batchSize: Int, between: () throws -> Void,
+                           committed: (_ step: String, _ done: Int) -> Void = { _, _ in }) throws -> Counts {
         var counts = Counts()
         // The sweep's batches commit with synchronous=NORMAL (WAL: no fsync per commit, the file stays consistent).
         // Losing the last batches to a power cut is harmless: the pass is idempotent and the next one redoes them,
@@ -63,6 +69,7 @@ public enum SweepGrants {
                     }
                 }
                 done += changed
+                committed(step.name, done)
                 guard let end, changed == batchSize else { break }
                 last = end
             }

@@ -19,7 +19,7 @@ struct MeshExchangeCommand: Command {
     let path = ["mesh", "exchange"]
     let summary = "carry this node's outgoing frames to another node's store (the emulated BLE link)"
     let options: [OptionSpec] = [
-        .value("--to", "STORE", "the neighbour's store file (it must have a mesh node)"),
+        .required("--to", "STORE", "the neighbour's store file (it must have a mesh node)"),
         .value("--limit", "N", "carry at most N frames (default 100000)"),
     ]
     let discussion = """

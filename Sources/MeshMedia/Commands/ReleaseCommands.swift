@@ -7,9 +7,9 @@ struct MeshBuildsAddCommand: Command {
     let path = ["mesh", "builds", "add"]
     let summary = "record a client build: platform, version, channel, whether it emitted 0x09, and when it expires"
     let options: [OptionSpec] = [
-        .value("--platform", "ios|android", "the client platform"),
-        .value("--version", "X.Y.Z", "the build's version (dotted numbers)"),
-        .value("--channel", "CHANNEL", "testflight, internal, beta or release"),
+        .required("--platform", "ios|android", "the client platform"),
+        .required("--version", "X.Y.Z", "the build's version (dotted numbers)"),
+        .required("--channel", "CHANNEL", "testflight, internal, beta or release"),
         .flag("--emitted-alias", "this build sent private files as 0x09"),
         .value("--expires", "TIME", "when the build expires (RFC 3339 or @unix-seconds); omit if it does not"),
     ]
@@ -72,8 +72,8 @@ struct MeshPolicySetCommand: Command {
     let path = ["mesh", "policy", "set"]
     let summary = "set the minimum supported client version for a platform"
     let options: [OptionSpec] = [
-        .value("--platform", "ios|android", "the client platform"),
-        .value("--min-version", "X.Y.Z", "builds below this version are no longer supported"),
+        .required("--platform", "ios|android", "the client platform"),
+        .required("--min-version", "X.Y.Z", "builds below this version are no longer supported"),
     ]
 
     func run(_ context: JobContext) throws {

@@ -12,7 +12,7 @@ struct MeshSendFileCommand: Command {
     let path = ["mesh", "send-file"]
     let summary = "queue a private file for a peer (encrypted when it proves privateMedia; unencrypted only with --accept-unencrypted)"
     let options: [OptionSpec] = [
-        .value("--to", "PEER", "the peer's id or fingerprint (job mesh peers)"),
+        .required("--to", "PEER", "the peer's id or fingerprint (job mesh peers)"),
         .value("--mime", "TYPE", "the MIME type sent with the file (default application/octet-stream)"),
         .value("--via", "PEER[,PEER…]", "source-route the file through these relays in order (v2 route; the fragment plan accounts for it)"),
         .flag("--accept-unencrypted", "for this send only: allow the signed but unencrypted legacy form if the peer cannot receive encrypted media"),

@@ -24,7 +24,9 @@ struct DoctorCommand: Command {
             }
         }
         for row in rows {
-            context.logger.info("doctor.check", ["check": .word(FixedWord(trusted: row.name)), "status": .word(FixedWord(trusted: row.outcome.word))])
+            // A failed check is an error in the journal, not an info line among the passes.
+            context.logger.log(row.outcome.isFailure ? .error : .info, "doctor.check",
+                               ["check": .word(FixedWord(trusted: row.name)), "status": .word(FixedWord(trusted: row.outcome.word))])
         }
         if context.jsonOutput {
             context.printJSON(["ok": .bool(!rows.contains { $0.outcome.isFailure }),

@@ -16,6 +16,26 @@ enum StoreDoctorChecks {
                 return .fail(StoreFailure.jobError(for: error))
             }
         },
+        DoctorCheck(name: "store-writable") { session in
+            // Opening falls back to read-only when the file is write-protected; every pass would then fail with 73.
+            // A row written and rolled back proves writes can happen, and changes nothing.
+            struct Probe: Error {}
+            do {
+                try session.context.database.write { db in
+                    try db.execute("INSERT INTO settings (key, value, updated_at) VALUES ('doctor.write-probe', '', 0) ON CONFLICT (key) DO NOTHING")
+                    throw Probe()
+                }
+                return .pass("the store can be written")
+            } catch is Probe {
+                return .pass("the store can be written")
+            } catch {
+                let failure = StoreFailure.jobError(for: error)
+                if failure.category == "store-read-only" {
+                    return .fail("the store is read-only for this user; every pass would fail with 73 — check the file's and folder's owner and mode", .cannotCreate)
+                }
+                return .fail(failure)
+            }
+        },
         DoctorCheck(name: "store-schema") { session in
             let db = session.context.database
             do {
@@ -26,7 +46,8 @@ enum StoreDoctorChecks {
         },
         DoctorCheck(name: "store-key") { session in
             let location = StoreKeyLocation.resolve(environment: session.context.environment, storePath: session.context.storePath)
-            if location.createIfMissing && !FileManager.default.fileExists(atPath: location.path) {
+            let sealed: Int = (try? session.context.database.scalar("SELECT count(*) FROM store_key_check")) ?? 0
+            if location.createIfMissing && !FileManager.default.fileExists(atPath: location.path) && sealed == 0 {
                 return .skip("no key yet: <store>.key is created on first use (or configure LoadCredential=store-key)")
             }
             do {
