@@ -23,7 +23,7 @@ import TestSupport
         #expect(Set(try complete([""])).isSuperset(of: ["list", "status", "grants", "mesh", "sweep-grants", "--store", "--json"]))
         #expect(try complete(["--store", "/tmp/x", "grants", ""]) == ["issue", "accept", "list", "revoke"])
         #expect(try complete(["mesh", "builds", ""]) == ["add", "list"])
-        #expect(try complete(["grants", "issue", "--"]) == ["--to", "--lifetime"])
+        #expect(try complete(["grants", "issue", "--"]) == ["--to", "--lifetime", "--label"])
         #expect(try complete(["settings", "set", "runs."]) == ["runs.retention-days", "runs.prune-batch-size"])
     }
 

@@ -50,7 +50,7 @@ import TestSupport
         let help = try object(["help", "grants", "issue", "--json"])
         #expect(help.code == 0)
         #expect(help.object["name"] as? String == "grants issue")
-        #expect(help.object["usage"] as? String == "job [GLOBAL OPTIONS] grants issue --to ENDPOINT [--lifetime 30d|90d|365d|never]")
+        #expect(help.object["usage"] as? String == "job [GLOBAL OPTIONS] grants issue --to ENDPOINT [--lifetime 30d|90d|365d|never] [--label LABEL]")
         let options = try #require(help.object["options"] as? [[String: Any]])
         #expect(options.first { $0["name"] as? String == "--to" }?["required"] as? Bool == true)
     }

@@ -49,7 +49,7 @@ import TestSupport
 
     @Test func everyServiceWritesMetricsWhereTheTmpfilesSnippetGrantsItsGroupWriteAccess() throws {
         let services = try FileManager.default.contentsOfDirectory(atPath: DeploymentTests.root + "/jobs")
-            .filter { $0.hasSuffix(".service") && !$0.hasPrefix("serve-link") }
+            .filter { $0.hasSuffix(".service") && !$0.hasPrefix("serve-") }   // the servers run no passes
         #expect(services.count >= 11)
         for service in services {
             let text = try file("jobs/" + service)

@@ -199,7 +199,7 @@ import TestSupport
         // The peer never connects and the relay is unhealthy: those two fail, exit 69; the rest pass.
         let h = RelayHarness(environment: home.environment(relay: relay.url))
         let failed = #expect(throws: JobError.self) { try h.command(["doctor"], now: t0) }
-        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 15 checks failed")  // 15: the serve-relay group (skipped here) counts too
+        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 16 checks failed")  // 16: the serve-relay group (skipped here) and store-writable count too
         let text = h.everything
         #expect(text.contains("FAIL  relay-health") && text.contains("FAIL  peer-connected") && text.contains("ok    folder-shared: 1 folder(s) shared"), "\(text)")
         #expect(text.contains("skip  trigger: not sent"))
