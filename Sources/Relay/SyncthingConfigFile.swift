@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// Finding Syncthing's `config.xml` and reading its GUI section: where the REST API listens and its key.
 ///
