@@ -47,7 +47,9 @@ struct RetriggerStaleJob: Job {
 
         let syncthing = SyncthingClient(endpoint: config.syncthing)
         let check: (myID: String, report: StalePeerCheck.Report)
-        do { check = try StalePeerCheck.run(client: syncthing, watched: config.watchedFolders) } catch { throw error.jobError }
+        do {
+            check = try StalePeerCheck.run(client: syncthing, watched: config.watchedFolders) { context.progress(done: $0, total: $1) }
+        } catch { throw error.jobError }
         var counts = Counts()
         counts["peers_checked"] = check.report.peersChecked
         counts["peers_behind"] = check.report.peersBehind

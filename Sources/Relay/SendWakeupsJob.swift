@@ -123,10 +123,13 @@ struct SendWakeupsJob: Job {
         var provider: (jwt: String, mintedAt: Int64, minted: Bool) = ("", 0, false)
         let client = HTTPClient(options: HTTPClient.Options(connectTimeout: 10, totalTimeout: 60, maxResponseBodyBytes: 4096,
                                                            httpVersion: .http2, tls: TLSOptions(caFile: config.caFile)))
+        // Answers received (a re-sent push counts again), of the pushes this pass sends.
+        var answers = 0
+        let answered = { answers += 1; context.progress(done: answers, total: max(targets.count, answers)) }
         if !targets.isEmpty {
             provider = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now)
             results = send(targets.indices.map { $0 }, targets: targets, jwt: provider.jwt, config: config, client: client, now: now,
-                           logger: context.logger, isCancelled: isCancelled, recorder: recorder)
+                           logger: context.logger, isCancelled: isCancelled, recorder: recorder, answered: answered)
         }
         counts["provider_token_minted"] = provider.minted ? 1 : 0
 
@@ -138,7 +141,7 @@ struct SendWakeupsJob: Job {
                 counts["provider_token_reminted"] = 1
                 context.logger.info("apns.provider_token_reminted", ["pushes": .int(expired.count)])
                 let again = send(expired, targets: targets, jwt: provider.jwt, config: config, client: client, now: now, logger: context.logger,
-                                 isCancelled: isCancelled, recorder: recorder)
+                                 isCancelled: isCancelled, recorder: recorder, answered: answered)
                 for (offset, index) in expired.enumerated() where again[offset].sent { results[index] = again[offset] }
             } else {
                 context.logger.warn("apns.provider_token_remint_deferred", ["pushes": .int(expired.count)])
@@ -199,9 +202,9 @@ struct SendWakeupsJob: Job {
     }
 
     /// Sends the targets at `selected` (grouped by environment, one multiplexed connection each), recording each
-    /// answer through `recorder` as it arrives; results in `selected` order.
+    /// answer through `recorder` (and `answered`, for progress) as it arrives; results in `selected` order.
     private func send(_ selected: [Int], targets: [Target], jwt: String, config: APNsConfiguration, client: HTTPClient, now: Int64, logger: Logger,
-                      isCancelled: @escaping () -> Bool, recorder: AnswerRecorder) -> [Outcome] {
+                      isCancelled: @escaping () -> Bool, recorder: AnswerRecorder, answered: @escaping () -> Void) -> [Outcome] {
         var results = [Outcome?](repeating: nil, count: selected.count)
         for environment in APNsEnvironment.allCases {
             let positions = selected.indices.filter { targets[selected[$0]].environment == environment }
@@ -212,6 +215,7 @@ struct SendWakeupsJob: Job {
             let outcome = client.batchWithStatistics(requests, maxConcurrentStreams: Self.maxConcurrentStreams, isCancelled: isCancelled) { offset, answer in
                 recorded.insert(offset)
                 recorder.record(target: selected[positions[offset]], answer)
+                answered()
             }
             for (offset, position) in positions.enumerated() {
                 let answer = outcome.results[offset]

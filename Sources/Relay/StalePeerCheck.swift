@@ -10,11 +10,15 @@ struct StalePeerCheck {
         var pausedFolders = 0
     }
 
-    /// Checks every unpaused remote device on every unpaused folder shared with it (restricted to `watched`).
-    static func run(client: SyncthingClient, watched: Set<String>?) throws(SyncthingClient.Failure) -> (myID: String, report: Report) {
+    /// Checks every unpaused remote device on every unpaused folder shared with it (restricted to `watched`),
+    /// calling `progress(checked, total)` after each (device, folder) completion asked.
+    static func run(client: SyncthingClient, watched: Set<String>?,
+                    progress: (_ checked: Int, _ total: Int) -> Void = { _, _ in }) throws(SyncthingClient.Failure) -> (myID: String, report: Report) {
         let myID = try client.myID()
         let devices = try client.devices()
         let folders = try client.folders().filter { watched == nil || watched!.contains($0.id) }
+        let total = devices.filter { $0.id != myID && !$0.paused }
+            .reduce(0) { sum, device in sum + folders.filter { !$0.paused && $0.devices.contains(device.id) }.count }
         var report = Report()
         report.pausedFolders = folders.filter(\.paused).count
         for device in devices where device.id != myID {
@@ -25,7 +29,9 @@ struct StalePeerCheck {
             var behind = false
             for folder in shared {
                 report.foldersChecked += 1
-                guard let completion = try client.completion(device: device.id, folder: folder.id) else {
+                let answer = try client.completion(device: device.id, folder: folder.id)
+                progress(report.foldersChecked, total)
+                guard let completion = answer else {
                     report.foldersUnavailable += 1
                     continue
                 }

@@ -44,4 +44,40 @@ import TestSupport
         #expect(session.status == 0, "\(session.output)")
         #expect(session.output.contains(" rows, "), "\(session.output)")
     }
+
+    @Test(.enabled(if: ProgressTests.hasScript, "needs script(1) from bsdutils for a pseudo-terminal"))
+    func mediaInboxShowsFramesDoneOfTheInboxOnATerminal() throws {
+        let home = TemporaryDirectory("progress-inbox")
+        let store = home.file("store.sqlite")
+        let env = JobProcess.environment(home: home.path, ["JOB_PROGRESS_DELAY_MS": "0"])
+        #expect(try JobProcess.run(["--store", store, "mesh", "init", "--nickname", "p"], environment: env).exitCode == 0)
+        // 300 frames no neighbour could have meant (each is handled and deleted as malformed).
+        try Database(path: store).write { db in
+            try db.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+                INSERT INTO mesh_inbox (frame, received_at) SELECT x'00', 1 FROM n
+                """)
+        }
+        let session = try ExternalTool.run("/usr/bin/script", ["-qec", "'\(JobProcess.executablePath)' --store '\(store)' media-inbox", "/dev/null"], environment: env)
+        #expect(session.status == 0, "\(session.output)")
+        #expect(session.output.contains(" / 300 rows, "), "\(session.output)")
+    }
+
+    @Test(.enabled(if: ProgressTests.hasScript, "needs script(1) from bsdutils for a pseudo-terminal"))
+    func mediaOutboxShowsSendsPlannedOfTheOpenOnesOnATerminal() throws {
+        let home = TemporaryDirectory("progress-outbox")
+        let store = home.file("store.sqlite")
+        let env = JobProcess.environment(home: home.path, ["JOB_PROGRESS_DELAY_MS": "0"])
+        #expect(try JobProcess.run(["--store", store, "mesh", "init", "--nickname", "p"], environment: env).exitCode == 0)
+        // 100 open sends whose sealed file is gone (each is planned as failed).
+        try Database(path: store).write { db in
+            try db.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+                INSERT INTO mesh_sends (peer_index, status, content_bytes, created_at, updated_at) SELECT x'01', 'queued', 1, 1, 1 FROM n
+                """)
+        }
+        let session = try ExternalTool.run("/usr/bin/script", ["-qec", "'\(JobProcess.executablePath)' --store '\(store)' media-outbox", "/dev/null"], environment: env)
+        #expect(session.status == 0, "\(session.output)")
+        #expect(session.output.contains(" / 100 rows, "), "\(session.output)")
+    }
 }

@@ -7,6 +7,7 @@ final class PullBoard: @unchecked Sendable {
     private let lock = NSLock()
     private let items: [(Contact, HeldGrant)]
     private var cursor = 0
+    private var doneCount = 0
     private var halted = false
     private(set) var counts = Counts()
     private var skipped: [(index: Int, label: String)] = []
@@ -22,10 +23,17 @@ final class PullBoard: @unchecked Sendable {
         return (cursor, items[cursor].0, items[cursor].1)
     }
 
-    /// Adds one contact's counts.
+    /// Adds one contact's counts (each dialling thread adds once per contact it took, so this also counts it done).
     func add(_ more: Counts) {
         lock.lock(); defer { lock.unlock() }
         for (key, value) in more.entries { counts[key] += value }
+        doneCount += 1
+    }
+
+    /// Contacts finished so far (for progress, read by the coordinating thread).
+    var done: Int {
+        lock.lock(); defer { lock.unlock() }
+        return doneCount
     }
 
     /// Records that the contact at `index` was skipped for time.
@@ -50,7 +58,9 @@ final class PullBoard: @unchecked Sendable {
 
 /// Runs `body(index)` on `count` threads at once and returns when every one has finished.
 enum ThreadGroup {
-    static func run(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    /// Runs `body` on `count` threads and waits for all; meanwhile the calling thread runs `waiting` about every
+    /// `every` seconds (progress reporting stays on the coordinating thread).
+    static func run(_ count: Int, every: TimeInterval = 0.25, waiting: () -> Void = {}, _ body: @escaping @Sendable (Int) -> Void) {
         let group = DispatchGroup()
         for index in 0..<count {
             group.enter()
@@ -59,6 +69,6 @@ enum ThreadGroup {
                 group.leave()
             }.start()
         }
-        group.wait()
+        while group.wait(timeout: .now() + every) == .timedOut { waiting() }
     }
 }

@@ -83,9 +83,11 @@ struct PullOffersJob: Job {
             // Loaded here, once: each dialling thread's own store connection shares it.
             _ = try context.keyring()
             let reopening = context.reopening()
-            ThreadGroup.run(min(width, due.count)) { _ in
+            // Progress (contacts done of due) is reported from this coordinating thread while the dialling threads work.
+            ThreadGroup.run(min(width, due.count), waiting: { context.progress(done: board.done, total: due.count) }) { _ in
                 PullOffersJob.dialContacts(board, context: reopening, contactSeconds: contactSeconds, passDeadline: passDeadline)
             }
+            context.progress(done: board.done, total: due.count)
         }
         if let failure = board.failure { throw failure }
         try context.checkCancellation()

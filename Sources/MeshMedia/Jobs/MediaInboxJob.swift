@@ -39,6 +39,8 @@ struct MediaInboxJob: Job {
         }
         if expired > 0 { counts["fragments_expired"] = expired }
 
+        // Frames heard while the pass runs are processed too, so the total is the inbox as the pass found it.
+        let total: Int = try db.scalar("SELECT count(*) FROM mesh_inbox") ?? 0
         var after: Int64 = 0
         while true {
             try context.checkCancellation()
@@ -64,6 +66,7 @@ struct MediaInboxJob: Job {
                     counts["frames"] += frames.count
                     for (key, value) in batch.entries { counts[key] += value }
                     context.committed = counts
+                    context.progress(done: counts["frames"], total: max(total, counts["frames"]))
                     continue
                 }
             }
@@ -81,6 +84,7 @@ struct MediaInboxJob: Job {
                 counts["frames"] += 1
                 if let single { for (key, value) in single.entries { counts[key] += value } } else { counts["quarantined"] += 1 }
                 context.committed = counts
+                context.progress(done: counts["frames"], total: max(total, counts["frames"]))
             }
         }
         FileNotifier.receivedFiles(count: counts["delivered_encrypted"] + counts["delivered_alias"] + counts["delivered_legacy"], context: context)

@@ -35,6 +35,8 @@ struct MediaOutboxJob: Job {
         let planner = OutboxPlanner(node: node, proofTimeoutMilliseconds: Int64(try context.settings.int("mesh.proof-timeout-seconds")) * 1000)
 
         // Each pass visits every open send once (ids above the last one seen), so waiting sends cannot loop.
+        let total: Int = try db.scalar("SELECT count(*) FROM mesh_sends WHERE status IN ('queued', 'waiting')") ?? 0
+        var planned = 0
         var after: Int64 = 0
         while true {
             try context.checkCancellation()
@@ -44,6 +46,8 @@ struct MediaOutboxJob: Job {
             after = last
             let outcomes = try db.write { _ in try ids.map { try planner.plan(sendID: $0) } }
             for outcome in outcomes { counts[outcome.rawValue] += 1; context.committed[outcome.rawValue] += 1 }
+            planned += outcomes.count
+            context.progress(done: planned, total: max(total, planned))
         }
 
         var pruned = 0
