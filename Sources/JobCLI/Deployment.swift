@@ -133,13 +133,15 @@ public struct Deployment {
     }
 
     /// The machine roles a job belongs to, in the order the crontab lists them. `maintain-store` runs everywhere.
-    static let roles: [(name: String, jobs: [String])] = [
-        ("every machine", ["maintain-store"]),
-        ("grant node (device grants and direct offers)", ["sweep-grants", "pull-offers"]),
-        ("token pool (background JWTs)", ["mint-pool", "prefetch"]),
-        ("homeserver (Syncthing wake-ups)", ["retrigger-stale"]),
-        ("relay (APNs wake-ups)", ["send-wakeups", "clean-tokens"]),
-        ("mesh (private media)", ["media-outbox", "media-inbox", "media-alias-check"]),
+    /// `servers` are the long-running commands of a role (systemd starts them from their `.socket` units; cron
+    /// starts them `@reboot`, on the address those units listen on).
+    static let roles: [(name: String, jobs: [String], servers: [String])] = [
+        ("every machine", ["maintain-store"], []),
+        ("grant node (device grants and direct offers)", ["sweep-grants", "pull-offers"], ["serve-link --listen 0.0.0.0:47100"]),
+        ("token pool (background JWTs)", ["mint-pool", "prefetch"], []),
+        ("homeserver (Syncthing wake-ups)", ["retrigger-stale"], []),
+        ("relay (APNs wake-ups)", ["send-wakeups", "clean-tokens"], ["serve-relay --listen 127.0.0.1:8480"]),
+        ("mesh (private media)", ["media-outbox", "media-inbox", "media-alias-check"], []),
     ]
 
     /// Where the crontab's jobs append their stderr, and the logrotate snippet that keeps it small.
@@ -153,7 +155,9 @@ public struct Deployment {
             # Overlapping runs are safe: a pass that finds another holding its lease records `skipped` and exits 0.
             # Logs go to \(Deployment.cronLog) (create the folder, owned by the crontab's user:
             # install -d -o USER -m 0750 /var/log/background-jobs); jobs/background-jobs.logrotate rotates it.
-            # Uncomment the lines of the roles this machine plays.
+            # Uncomment the lines of the roles this machine plays, and put the variables they need (see
+            # jobs/background-jobs.env.example) above them as NAME=value. Servers start @reboot; cron does not
+            # restart one that stops, as systemd's socket units would.
             CRON_TZ=UTC
             JOB_STORE=/var/lib/background-jobs/store.sqlite
             JOB_STORE_KEY_FILE=/etc/background-jobs/store-key
@@ -161,16 +165,15 @@ public struct Deployment {
             """
         let byName = Dictionary(catalog.jobs.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var placed = Set<String>()
-        var groups: [(String, [any Job])] = Deployment.roles.map { role in (role.name, role.jobs.compactMap { byName[$0] }) }
-        for (_, jobs) in groups { for job in jobs { placed.insert(job.name) } }
+        var groups: [(String, [any Job], [String])] = Deployment.roles.map { role in (role.name, role.jobs.compactMap { byName[$0] }, role.servers) }
+        for (_, jobs, _) in groups { for job in jobs { placed.insert(job.name) } }
         let others = catalog.jobs.filter { !placed.contains($0.name) }
-        if !others.isEmpty { groups.append(("other jobs", others)) }
-        for (index, group) in groups.enumerated() where !group.1.isEmpty {
+        if !others.isEmpty { groups.append(("other jobs", others, [])) }
+        for (index, group) in groups.enumerated() where !group.1.isEmpty || !group.2.isEmpty {
             text += "\n# \(group.0)\n"
-            for job in group.1 {
-                let line = "\(job.schedule.cron)  \(Deployment.executable) \(job.name) >>\(Deployment.cronLog) 2>&1\n"
-                text += index == 0 ? line : "#" + line
-            }
+            let lines = group.1.map { "\($0.schedule.cron)  \(Deployment.executable) \($0.name)" }
+                + group.2.map { "@reboot  \(Deployment.executable) \($0)" }
+            for line in lines { text += (index == 0 ? "" : "#") + line + " >>\(Deployment.cronLog) 2>&1\n" }
         }
         return text
     }

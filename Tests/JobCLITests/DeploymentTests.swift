@@ -41,6 +41,21 @@ import TestSupport
         for unit in units { #expect(rendered.contains("jobs/" + unit), "jobs/\(unit) has no job") }
     }
 
+    /// cron users get every service systemd users get: a pass's schedule, or a server's `@reboot` line on the address
+    /// its socket unit listens on.
+    @Test func everyServiceInTheRepositoryHasACrontabLine() throws {
+        let crontab = try String(contentsOfFile: DeploymentTests.root + "/crontab.example", encoding: .utf8)
+        let lines = crontab.split(separator: "\n").filter { !$0.hasPrefix("# ") && $0.contains(Deployment.executable + " ") }
+        let services = try FileManager.default.contentsOfDirectory(atPath: DeploymentTests.root + "/jobs").filter { $0.hasSuffix(".service") }
+        #expect(services.count > 11)
+        for service in services {
+            let command = String(service.dropLast(".service".count))
+            #expect(lines.contains { $0.contains(" \(Deployment.executable) \(command) ") }, "jobs/\(service) has no line in crontab.example")
+        }
+        #expect(lines.contains { $0.hasPrefix("#@reboot  \(Deployment.executable) serve-link --listen 0.0.0.0:47100 ") })
+        #expect(lines.contains { $0.hasPrefix("#@reboot  \(Deployment.executable) serve-relay --listen 127.0.0.1:8480 ") })
+    }
+
     @Test func systemdAcceptsTheUnits() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }
         let rendered = try renderedFiles()
