@@ -75,12 +75,14 @@ static void record_termination(int signo) {
     termination_signal = signo;
 }
 
-void shim_install_termination_handlers(void) {
+/* Installs `handler` for SIGTERM and SIGINT and unblocks both in this thread: a parent (or a multi-threaded
+   parent's fork) may have started us with them blocked, and they would then never arrive. No SA_RESTART: a
+   blocking read or poll returns EINTR so the pass notices promptly. */
+static void install_termination_handler(void (*handler)(int)) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
-    action.sa_handler = record_termination;
+    action.sa_handler = handler;
     sigemptyset(&action.sa_mask);
-    /* No SA_RESTART: a blocking read or poll returns EINTR so the pass notices promptly. */
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGINT, &action, NULL);
     sigset_t wanted;
@@ -89,6 +91,8 @@ void shim_install_termination_handlers(void) {
     sigaddset(&wanted, SIGINT);
     pthread_sigmask(SIG_UNBLOCK, &wanted, NULL);
 }
+
+void shim_install_termination_handlers(void) { install_termination_handler(record_termination); }
 
 static void exit_at_once(int signo) {
     (void)signo;
@@ -96,20 +100,7 @@ static void exit_at_once(int signo) {
     _exit(75);
 }
 
-void shim_install_early_exit_handlers(void) {
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = exit_at_once;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGTERM, &action, NULL);
-    sigaction(SIGINT, &action, NULL);
-    /* A parent may have started us with them blocked; they would then wait for the pass's handlers. */
-    sigset_t wanted;
-    sigemptyset(&wanted);
-    sigaddset(&wanted, SIGTERM);
-    sigaddset(&wanted, SIGINT);
-    pthread_sigmask(SIG_UNBLOCK, &wanted, NULL);
-}
+void shim_install_early_exit_handlers(void) { install_termination_handler(exit_at_once); }
 
 int shim_termination_signal(void) { return termination_signal; }
 void shim_reset_termination(void) { termination_signal = 0; }
