@@ -1,3 +1,4 @@
+import Chaos
 import Cryptography
 import Foundation
 import HTTPClient
@@ -151,37 +152,13 @@ enum RelayAPIBench {
                                                                   "-addext", "subjectAltName=IP:127.0.0.1"])
         guard made.status == 0 else { throw BenchFailure("openssl: \(made.stderr)") }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        var site = try String(contentsOfFile: root + "/jobs/nginx-relay.conf", encoding: .utf8)
         let nginxPort = freePort(), staticPort = freePort()
-        for (from, to) in [("server 127.0.0.1:8480;", "server 127.0.0.1:\(upstreamPort);"), ("listen 443 ssl;", "listen 127.0.0.1:\(nginxPort) ssl;"),
-                           ("listen [::]:443 ssl;", ""), ("/etc/ssl/relay/fullchain.pem", d + "/tls.pem"), ("/etc/ssl/relay/privkey.pem", d + "/tls.key"),
-                           ("keepalive_requests 1000;", "keepalive_requests 100000;"), ("limit_conn relay_per_address 64;", "limit_conn relay_per_address 4096;")] {
-            site = site.replacingOccurrences(of: from, with: to)
-        }
+        let (site, config) = try NginxRelayLab.render(
+            shippedSite: try String(contentsOfFile: root + "/jobs/nginx-relay.conf", encoding: .utf8), directory: d,
+            upstreamPort: upstreamPort, nginxPort: nginxPort, staticPort: staticPort, certificate: d + "/tls.pem", key: d + "/tls.key", workers: 2,
+            siteEdits: [("keepalive_requests 1000;", "keepalive_requests 100000;"), ("limit_conn relay_per_address 64;", "limit_conn relay_per_address 4096;")])
         try site.write(toFile: d + "/site.conf", atomically: true, encoding: .utf8)
         try "{\"status\":\"ok\",\"version\":\"1.0.0\"}".write(toFile: d + "/health.json", atomically: true, encoding: .utf8)
-        let config = """
-            worker_processes 2;
-            user root;
-            daemon off;
-            pid \(d)/nginx.pid;
-            error_log \(d)/nginx-error.log warn;
-            events { worker_connections 4096; }
-            http {
-                client_body_temp_path \(d)/body; proxy_temp_path \(d)/proxy; fastcgi_temp_path \(d)/fastcgi;
-                uwsgi_temp_path \(d)/uwsgi; scgi_temp_path \(d)/scgi;
-                default_type application/json;
-                include \(d)/site.conf;
-                server {
-                    listen 127.0.0.1:\(staticPort) ssl;
-                    ssl_certificate \(d)/tls.pem; ssl_certificate_key \(d)/tls.key;
-                    ssl_protocols TLSv1.2 TLSv1.3;
-                    access_log off;
-                    keepalive_requests 100000;
-                    location = /api/v1/health { alias \(d)/health.json; }
-                }
-            }
-            """
         try config.write(toFile: d + "/nginx.conf", atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")

@@ -1,3 +1,4 @@
+import Chaos
 import Foundation
 import HTTPClient
 import TestSupport
@@ -61,37 +62,12 @@ final class RelayFront {
         guard made.status == 0 else { throw TestFailure("openssl: \(made.output)") }
         nginxPort = unusedPort()
         staticPort = unusedPort()
-        var site = try String(contentsOfFile: Self.repositoryRoot + "/jobs/nginx-relay.conf", encoding: .utf8)
-        for (from, to) in [("server 127.0.0.1:8480;", "server 127.0.0.1:\(serverPorts[0]);"), ("listen 443 ssl;", "listen 127.0.0.1:\(nginxPort) ssl;"),
-                           ("listen [::]:443 ssl;", ""), ("/etc/ssl/relay/fullchain.pem", cert), ("/etc/ssl/relay/privkey.pem", key)] {
-            guard site.contains(from) else { throw TestFailure("jobs/nginx-relay.conf no longer has \(from)") }
-            site = site.replacingOccurrences(of: from, with: to)
-        }
-        try site.write(toFile: directory.file("site.conf"), atomically: true, encoding: .utf8)
-        try FileManager.default.createDirectory(atPath: directory.file("static"), withIntermediateDirectories: true)
-        try "{\"status\":\"ok\",\"version\":\"1.0.0\"}".write(toFile: directory.file("static/health.json"), atomically: true, encoding: .utf8)
         let d = directory.path
-        let config = """
-            worker_processes 1;
-            user root;
-            daemon off;
-            pid \(d)/nginx.pid;
-            error_log \(d)/nginx-error.log warn;
-            events { worker_connections 4096; }
-            http {
-                client_body_temp_path \(d)/body; proxy_temp_path \(d)/proxy; fastcgi_temp_path \(d)/fastcgi;
-                uwsgi_temp_path \(d)/uwsgi; scgi_temp_path \(d)/scgi;
-                default_type application/json;
-                include \(d)/site.conf;
-                server {
-                    listen 127.0.0.1:\(staticPort) ssl;
-                    ssl_certificate \(cert); ssl_certificate_key \(key);
-                    access_log off;
-                    keepalive_requests 100000;
-                    location = /api/v1/health { alias \(d)/static/health.json; }
-                }
-            }
-            """
+        let (site, config) = try NginxRelayLab.render(
+            shippedSite: try String(contentsOfFile: Self.repositoryRoot + "/jobs/nginx-relay.conf", encoding: .utf8), directory: d,
+            upstreamPort: serverPorts[0], nginxPort: nginxPort, staticPort: staticPort, certificate: cert, key: key)
+        try site.write(toFile: directory.file("site.conf"), atomically: true, encoding: .utf8)
+        try "{\"status\":\"ok\",\"version\":\"1.0.0\"}".write(toFile: directory.file("health.json"), atomically: true, encoding: .utf8)
         try config.write(toFile: directory.file("nginx.conf"), atomically: true, encoding: .utf8)
         let test = try ExternalTool.run(Self.nginx, ["-t", "-c", directory.file("nginx.conf"), "-p", d])
         guard test.status == 0 else { throw TestFailure("nginx -t: \(test.output)") }
