@@ -51,7 +51,7 @@ import TestSupport
         let decided = try bob.run(["offers", "accept", id, "--from", mallory.endpointHex])
         #expect(decided.exitCode == 65 && decided.stderr.contains("already accepted or declined"))
         let unknown = try bob.run(["offers", "accept", id, "--from", "nobody"])
-        #expect(unknown.exitCode == 65 && unknown.stderr.contains("no contact has that label"))
+        #expect(unknown.exitCode == 65 && unknown.stderr.contains("no known device has that label"))
         let states = Dictionary(uniqueKeysWithValues: try incoming(bob).map { ($0["from"] as? String ?? "", $0["state"] as? String ?? "") })
         #expect(states == [alice.endpointHex: "accepted", mallory.endpointHex: "declined"])
 

@@ -83,7 +83,11 @@ public final class LinkConnection {
         }
         let connection = LinkConnection(stream: stream, remote: remote, protocolName: protocolName, dialled: false,
                                         deadline: start.addingTimeInterval(deadlines.connectionSeconds), messageSeconds: deadlines.messageSeconds)
-        try connection.receive().expect("hello")
+        // A missing or wrong hello is cut at once (abort), not closed politely: that would wait for the peer.
+        do { try connection.receive().expect("hello") } catch {
+            connection.abort()
+            throw error
+        }
         return connection
     }
 

@@ -10,7 +10,4 @@ public enum LinkProtocolName: String, Sendable, CaseIterable {
     case cancel = "/vnidrop/cancel/1"
     /// The receiver's best-effort notice of its decisions (a decline, an accept) on offers the sender made to it.
     case decision = "/vnidrop/decision/1"
-
-    /// ALPN wire format: each name prefixed by its length.
-    var wire: [UInt8] { [UInt8(rawValue.utf8.count)] + Array(rawValue.utf8) }
 }

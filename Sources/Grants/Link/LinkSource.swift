@@ -6,8 +6,6 @@ struct LinkSource: Hashable, Sendable {
     /// 4 bytes for IPv4 (an IPv4-mapped IPv6 address counts as IPv4), the first 8 bytes for IPv6, empty otherwise.
     let prefix: [UInt8]
 
-    init(prefix: [UInt8]) { self.prefix = prefix }
-
     /// The source of a peer address returned by `accept`.
     init(_ storage: sockaddr_storage) {
         var storage = storage

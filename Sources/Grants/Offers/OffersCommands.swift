@@ -53,23 +53,16 @@ enum OfferIDArgument {
     }
 }
 
-/// Reads the `--from` option of `offers accept|decline`: which sender of an offer id is meant, named by a contact
-/// label, the fingerprint `offers list` shows (`ab12-cd34-ef56-7890`) or the endpoint id (64 hex).
+/// Reads the `--from` option of `offers accept|decline`: which sender of an offer id is meant, named as every
+/// command names a device (`PeerDirectory`): a label, a fingerprint prefix (the one `offers list` shows) or the
+/// endpoint id.
 enum OfferSenderArgument {
     static let option = OptionSpec.value("--from", "SENDER", "the sender, when several used that offer id: label, fingerprint or endpoint id")
 
     /// A test for the sender `text` names; nil when the option was not given.
-    static func parse(_ text: String?, contacts: Contacts) throws -> ((EndpointID) -> Bool)? {
+    static func parse(_ text: String?, node: Node, now: Int64) throws -> ((EndpointID) -> Bool)? {
         guard let text else { return nil }
-        if text.utf8.count == 64, text.allSatisfy(\.isHexDigit) {
-            let endpoint = try EndpointID(hex: text.lowercased())
-            return { $0 == endpoint }
-        }
-        if text.utf8.count == 19, text.split(separator: "-", omittingEmptySubsequences: false).map(\.count) == [4, 4, 4, 4] {
-            let fingerprint = text.lowercased()
-            return { $0.fingerprint == fingerprint }
-        }
-        let endpoint = try contacts.resolve(text).endpoint
+        let endpoint = try PeerDirectory(node: node, now: now).resolve(text)
         return { $0 == endpoint }
     }
 }
@@ -118,7 +111,7 @@ struct OffersAcceptCommand: Command {
         let id = try OfferIDArgument.parse(context.arguments.positional(0)!)
         let node = try Node(context)
         let offers = IncomingOffers(database: node.database, vault: node.vault)
-        let offer = try offers.decidable(id, from: try OfferSenderArgument.parse(context.arguments.value("--from"), contacts: node.contacts))
+        let offer = try offers.decidable(id, from: try OfferSenderArgument.parse(context.arguments.value("--from"), node: node, now: context.nowMilliseconds))
         try offers.accept(rowID: offer.rowID, now: context.nowMilliseconds)
         context.logger.info("offer-accepted")
         let ticket = String(decoding: offer.ticket.copyBytes(), as: UTF8.self)
@@ -139,7 +132,7 @@ struct OffersDeclineCommand: Command {
         let id = try OfferIDArgument.parse(context.arguments.positional(0)!)
         let node = try Node(context)
         let offers = IncomingOffers(database: node.database, vault: node.vault)
-        let offer = try offers.decidable(id, from: try OfferSenderArgument.parse(context.arguments.value("--from"), contacts: node.contacts))
+        let offer = try offers.decidable(id, from: try OfferSenderArgument.parse(context.arguments.value("--from"), node: node, now: context.nowMilliseconds))
         try offers.decline(rowID: offer.rowID, now: context.nowMilliseconds)
         // Best effort: the sender hears it now and stops the share; otherwise at the next link contact.
         let notified = DecisionNotice.send(to: offer.sender, node: node, context: context)

@@ -46,14 +46,12 @@ struct PullOffersJob: Job {
         // A damaged sealed row (contact or held grant) is that contact's failure, counted `damaged`; the others are pulled.
         let (contacts, damagedContacts) = try node.contacts.allOpenable()
         counts["damaged"] = damagedContacts
-        if damagedContacts > 0 { context.logger.warn("pull.rows_damaged", ["count": .int(damagedContacts)]) }
         for contact in contacts {
             try context.checkCancellation()
             let now = context.nowMilliseconds
             let held: HeldGrant?
             do { held = try node.held.usable(contactID: contact.id) } catch where Vault.isDamagedRow(error) {
                 counts.add("damaged")
-                context.logger.warn("pull.rows_damaged", ["count": 1])
                 continue
             }
             guard let grant = held, contact.address != nil else { continue }
@@ -76,6 +74,7 @@ struct PullOffersJob: Job {
             if context.dryRun { continue }
             due.append((contact, grant))
         }
+        if counts["damaged"] > 0 { context.logger.warn("pull.rows_damaged", ["count": .int(counts["damaged"])]) }
         // Longest-unpulled first: a contact skipped for time (its last pull unchanged) comes early in the next pass.
         due.sort { ($0.0.lastPullAt ?? .min) < ($1.0.lastPullAt ?? .min) }
         let board = PullBoard(due)

@@ -10,6 +10,8 @@ struct PeerDirectory {
     }
 
     let entries: [Entry]
+    /// Each endpoint's place in `entries`.
+    private let places: [EndpointID: Int]
 
     init(node: Node, now: Int64) throws {
         var seen: [EndpointID: Int] = [:]
@@ -26,10 +28,11 @@ struct PeerDirectory {
         for grant in try node.issued.list(now: now) { add(grant.peer, grant.label) }
         for blocked in try node.blocks.all() { add(blocked.endpoint, nil) }
         self.entries = entries
+        places = seen
     }
 
     /// The user's label for `endpoint`, if any.
-    func label(_ endpoint: EndpointID) -> String? { entries.first { $0.endpoint == endpoint }?.label }
+    func label(_ endpoint: EndpointID) -> String? { places[endpoint].flatMap { entries[$0].label } }
 
     /// Resolves what the user typed: a 64-hex endpoint id (known or not), a label naming one endpoint, or a prefix
     /// (at least 4 hex digits, dashes optional) of exactly one known endpoint's fingerprint.
