@@ -155,7 +155,12 @@ extension Date {
     ///
     /// Formatted by hand, byte for byte what `ISO8601DateFormatter` with fractional seconds prints: that formatter
     /// builds an ICU date formatter per call, a tenth of `serve-link`'s CPU when every log line carries a time.
-    public var rfc3339: String {
+    public var rfc3339: String { rfc3339(milliseconds: true) }
+
+    /// RFC 3339 in UTC to the whole second (`2026-07-12T10:00:00Z`), the milliseconds dropped.
+    public var rfc3339Seconds: String { rfc3339(milliseconds: false) }
+
+    private func rfc3339(milliseconds: Bool) -> String {
         let total = Int64((timeIntervalSince1970 * 1000).rounded())
         var whole = time_t(total >= 0 ? total / 1000 : (total - 999) / 1000)
         let millis = Int32(total - Int64(whole) * 1000)
@@ -166,6 +171,6 @@ extension Date {
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
         return "\(padded(parts.tm_year + 1900, 4))-\(padded(parts.tm_mon + 1, 2))-\(padded(parts.tm_mday, 2))T"
-            + "\(padded(parts.tm_hour, 2)):\(padded(parts.tm_min, 2)):\(padded(parts.tm_sec, 2)).\(padded(millis, 3))Z"
+            + "\(padded(parts.tm_hour, 2)):\(padded(parts.tm_min, 2)):\(padded(parts.tm_sec, 2))" + (milliseconds ? ".\(padded(millis, 3))Z" : "Z")
     }
 }

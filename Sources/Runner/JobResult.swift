@@ -7,12 +7,17 @@ public struct JobResult: Sendable {
 
     public var outcome: Outcome
     public var counts: Counts
-    /// For `skipped`: a fixed reason word (`lease-held`, `disabled`, `no-credential`, `cadence`, …).
-    public var reason: String?
+    /// For `skipped`: a fixed reason word (`lease-held`, `disabled`, `no-credential`, `cadence`, …). Set only from a
+    /// literal (`skipped(_:)`), since `pass.skipped` logs it.
+    public private(set) var reason: String?
     /// Extra facts for the human summary and `--json` `details` (no identifiers or secrets).
     public var details: [(String, JSON)]
 
-    public init(outcome: Outcome = .completed, counts: Counts = Counts(), reason: String? = nil, details: [(String, JSON)] = []) {
+    public init(outcome: Outcome = .completed, counts: Counts = Counts(), details: [(String, JSON)] = []) {
+        self.init(outcome: outcome, counts: counts, reason: nil, details: details)
+    }
+
+    private init(outcome: Outcome, counts: Counts, reason: String?, details: [(String, JSON)]) {
         self.outcome = outcome
         self.counts = counts
         self.reason = reason

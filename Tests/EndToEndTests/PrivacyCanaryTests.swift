@@ -318,11 +318,10 @@ import TestSupport
         // Received files: listed (name, sender), exported and deleted — identifiers on stdout only, never in the logs.
         try s.job(b, ["mesh", "files", "list"])
         let received = try s.job(b, ["mesh", "files", "list"], json: true)
-        let receivedIDs = ((try? JSONSerialization.jsonObject(with: Data(received.stdout.utf8))) as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
-        if let id = receivedIDs.first {
-            try s.job(b, ["mesh", "files", "export", id, "--to", s.home.file("CANARY-export.bin")])
-            try s.job(b, ["mesh", "files", "delete", id])
-        }
+        let receivedIDs = (try JSONSerialization.jsonObject(with: Data(received.stdout.utf8)) as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        let id = try #require(receivedIDs.first, "the canary file was received, so export and delete run")
+        try s.job(b, ["mesh", "files", "export", id, "--to", s.home.file("CANARY-export.bin")])
+        try s.job(b, ["mesh", "files", "delete", id])
         try s.job(a, ["mesh", "builds", "add", "--platform", "ios", "--version", "1.2.3", "--channel", "canary-channel", "--emitted-alias", "--expires", "2027-01-01T00:00:00Z"])
         s.extraCanaries.append("canary-channel")
         try s.job(a, ["mesh", "builds", "list"])

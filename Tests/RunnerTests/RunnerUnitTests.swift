@@ -28,6 +28,17 @@ import TestSupport
         }
     }
 
+    @Test func rfc3339SecondsPrintsWhatISO8601DateFormatterPrintsForWholeMilliseconds() {
+        let reference = ISO8601DateFormatter()
+        reference.formatOptions = [.withInternetDateTime]
+        #expect(Date(unixMilliseconds: 1_772_323_200_999).rfc3339Seconds == "2026-03-01T00:00:00Z")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5000 {
+            let date = Date(unixMilliseconds: Int64.random(in: 0...4_000_000_000_000, using: &generator))
+            #expect(date.rfc3339Seconds == reference.string(from: date), "\(date.unixMilliseconds)")
+        }
+    }
+
     @Test func millisecondsRoundTrip() {
         let date = Date(unixMilliseconds: 1_772_323_200_123)
         #expect(date.unixMilliseconds == 1_772_323_200_123)

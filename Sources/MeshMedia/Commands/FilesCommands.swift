@@ -47,7 +47,7 @@ struct MeshFilesListCommand: Command {
 struct MeshFilesExportCommand: Command {
     let path = ["mesh", "files", "export"]
     let summary = "write a received file's content to a new file and mark it seen"
-    let options: [OptionSpec] = [.value("--to", "PATH", "the file to create (refused if it exists)")]
+    let options: [OptionSpec] = [.required("--to", "PATH", "the file to create (refused if it exists)")]
     let positionals = [PositionalSpec("ID", "the file's id (job mesh files list) or a prefix of at least 8 hex digits")]
 
     func run(_ context: JobContext) throws {

@@ -155,7 +155,7 @@ struct FrontDoorStore {
             guard let row = try db.queryOne("SELECT id, last_push_at FROM relay_devices WHERE device_index = ?", [dIndex]) else { return .notProvisioned }
             let device: Int64 = try row.get(0)
             let lastPush: Int64? = try row.get(1)
-            let tokens: Int = try db.scalar("SELECT count(*) FROM relay_tokens WHERE device_id = ? AND NOT (coalesce(\(TokenCleanup.invalidReasonsSQL), 0))",
+            let tokens: Int = try db.scalar("SELECT count(*) FROM relay_tokens WHERE device_id = ? AND NOT \(TokenCleanup.deadSQL())",
                                             [device]) ?? 0
             guard tokens > 0, let entitlement = try Self.entitlement(db, device: device) else { return .notProvisioned }
             switch entitlement.state(now: now) {

@@ -164,8 +164,6 @@ struct RelayAPI: Sendable {
 
     /// RFC 3339 to the second, UTC (`2026-07-12T10:00:00Z`), as the seed shows.
     static func seconds(_ milliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: Date(unixMilliseconds: milliseconds))
+        Date(unixMilliseconds: milliseconds).rfc3339Seconds
     }
 }
