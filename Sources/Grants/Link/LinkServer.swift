@@ -85,7 +85,7 @@ struct LinkServer {
         try incoming.markReported(decisions, from: connection.remote, now: now)
         if case .stored = receipt {
             context.logger.info("offer-received", ["delivery": "live"])
-            Notifier.incomingOffers(count: 1, context: context)
+            NotifyCommand.run(kind: "incoming-offer", count: 1, context: context)
         }
     }
 

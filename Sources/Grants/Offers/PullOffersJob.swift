@@ -91,7 +91,7 @@ struct PullOffersJob: Job {
         if let failure = board.failure { throw failure }
         try context.checkCancellation()
         for (key, value) in board.counts.entries { counts[key] += value }
-        Notifier.incomingOffers(count: counts["collected"], context: context)
+        NotifyCommand.run(kind: "incoming-offer", count: counts["collected"], context: context)
         let skipped = board.skippedLabels
         // Labels are the user's own words about a contact: shown in the --json result only (stdout may be a journal).
         return .completed(counts, details: context.jsonOutput && !skipped.isEmpty ? [("skipped_for_time", .array(skipped.map { .string($0) }))] : [])

@@ -7,7 +7,7 @@ import Store
 /// No frame can block the inbox (`InboxQuarantine`): frames go in batches, each frame marked as attempted first;
 /// a batch that fails is replayed one frame per transaction, and a frame whose processing throws, or that a pass
 /// died on, is moved aside into `mesh_inbox_quarantine` (counted `quarantined`) while the frames behind it are
-/// processed. Received files raise a notification (`FileNotifier`).
+/// processed. Received files raise a notification (`NotifyCommand`, kind `received-file`).
 struct MediaInboxJob: Job {
     let name = "media-inbox"
     let summary = "process heard mesh frames: announces, Noise handshakes and sessions, private files (0x20, 0x09, signed legacy)"
@@ -87,7 +87,7 @@ struct MediaInboxJob: Job {
                 context.progress(done: counts["frames"], total: max(total, counts["frames"]))
             }
         }
-        FileNotifier.receivedFiles(count: counts["delivered_encrypted"] + counts["delivered_alias"] + counts["delivered_legacy"], context: context)
+        NotifyCommand.run(kind: "received-file", count: counts["delivered_encrypted"] + counts["delivered_alias"] + counts["delivered_legacy"], context: context)
         return .completed(counts)
     }
 }
