@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CNgtcp2", pkgConfig: "libngtcp2_crypto_gnutls", providers: [.apt(["libngtcp2-dev", "libngtcp2-crypto-gnutls-dev"])]),
         .systemLibrary(name: "CGnuTLS", pkgConfig: "gnutls", providers: [.apt(["libgnutls28-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // The relay role's PostgreSQL store (a `postgresql://` --store): libpq.
+        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // C wrappers for what Swift cannot call: variadic and macro APIs.
         .target(name: "CShims", dependencies: ["COpenSSL", "CCurl", "CSecp256k1", "CSQLite"]),
 
@@ -31,7 +33,7 @@ let package = Package(
 
         // Foundations.
         .target(name: "QUIC", dependencies: ["CQUIC"]),
-        .target(name: "Store", dependencies: ["CSQLite", "CShims"]),
+        .target(name: "Store", dependencies: ["CSQLite", "CPostgreSQL", "CShims"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),

@@ -22,6 +22,8 @@ enum Builtins {
 
     static func status(catalog: Catalog, invocation: Invocation) throws {
         let database = try invocation.openStore(catalog)
+        // A PostgreSQL store holds the relay role: only the jobs that run on it are listed.
+        let jobs = catalog.jobs.filter { database.engine == .sqlite || $0.runsOnPostgreSQL }
         let ledger = Ledger(database: database)
         let latest = try ledger.latestRuns()
         let byJob = Dictionary(latest.map { ($0.job, $0) }, uniquingKeysWith: { a, _ in a })
@@ -29,7 +31,7 @@ enum Builtins {
         let failed = try ledger.latestRuns(outcome: .failed)
         // A pass holding its lease is running, even when a later pass recorded `skipped` against that lease.
         let running = try Lease.running(database: database, now: Date().unixMilliseconds)
-        let nextRuns = SystemdTimers.nextRuns(jobs: catalog.jobs.map(\.name))
+        let nextRuns = SystemdTimers.nextRuns(jobs: jobs.map(\.name))
         func time(_ ms: Int64?) -> JSON { ms.map { .string(Date(unixMilliseconds: $0).rfc3339) } ?? .null }
         func summary(_ run: Ledger.Run?) -> JSON {
             guard let run else { return .null }
@@ -37,7 +39,7 @@ enum Builtins {
                     "exit_code": .optional(run.exitCode), "counts": countsJSON(run.countsJSON), "reason": .optional(run.reason)]
         }
         if invocation.jsonOutput {
-            let rows: [JSON] = catalog.jobs.map { job in
+            let rows: [JSON] = jobs.map { job in
                 let run = byJob[job.name]
                 let since = running[job.name]
                 return ["job": .string(job.name), "outcome": since != nil ? .string("running") : .optional(run?.outcome),
@@ -53,7 +55,7 @@ enum Builtins {
         }
         let withTimers = !nextRuns.isEmpty
         var table: [[String]] = [["JOB", "LAST", "FINISHED", "DURATION", "LAST COMPLETED", "LAST FAILED"] + (withTimers ? ["NEXT RUN"] : []) + ["COUNTS"]]
-        for job in catalog.jobs {
+        for job in jobs {
             let next = withTimers ? [nextRuns[job.name] ?? "-"] : []
             let lastCompleted = completed[job.name]?.finishedAt.map { Date(unixMilliseconds: $0).rfc3339 } ?? "-"
             let lastFailed = failed[job.name].map { run in
@@ -90,19 +92,25 @@ enum Builtins {
     }
 
     static func migrate(catalog: Catalog, invocation: Invocation) throws {
-        try PrivateFiles.createFolders(for: invocation.storePath)
-        PrivateFiles.createStoreFile(invocation.storePath)
+        let engine = invocation.storeEngine
+        if engine == .sqlite {
+            try PrivateFiles.createFolders(for: invocation.storePath)
+            PrivateFiles.createStoreFile(invocation.storePath)
+        }
+        let migrator = catalog.migrator(for: engine)
         let database: Database
         let applied: [String]
         do {
             database = try Database(path: invocation.storePath)
-            applied = try catalog.migrator.migrate(database, now: Date().unixMilliseconds)
+            applied = try migrator.migrate(database, now: Date().unixMilliseconds)
         } catch {
             throw StoreFailure.jobError(for: error)
         }
-        let total = catalog.migrator.migrations.count
+        let total = migrator.migrations.count
         if invocation.jsonOutput {
-            invocation.output.write(JSON.object([("applied", .array(applied.map(JSON.string))), ("known", .number(total)), ("store", .string(database.path))]).rendered() + "\n")
+            // A PostgreSQL connection string may carry a password: it is never echoed.
+            let store: JSON = engine == .postgresql ? .string("postgresql") : .string(database.path)
+            invocation.output.write(JSON.object([("applied", .array(applied.map(JSON.string))), ("known", .number(total)), ("store", store)]).rendered() + "\n")
         } else {
             invocation.output.write(applied.isEmpty ? "store is up to date (\(total) migrations)\n" : "applied \(applied.count) migration(s): \(applied.joined(separator: ", "))\n")
         }

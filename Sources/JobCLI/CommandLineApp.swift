@@ -106,11 +106,13 @@ public struct CommandLineApp {
                 break
             }
             if let job = catalog.job(named: first) {
+                try invocation.requireSQLiteStore(for: job.name, runsOnPostgreSQL: job.runsOnPostgreSQL)
                 return PassRunner(catalog: catalog, invocation: invocation).run(job, tokens: tokens)
             }
             let (command, consumed) = try resolveCommand(words)
             let arguments = try Arguments(parsing: Array(words.dropFirst(consumed)), options: command.options,
                                           positionals: command.positionals, commandName: command.displayName)
+            try invocation.requireSQLiteStore(for: command.displayName, runsOnPostgreSQL: command.runsOnPostgreSQL)
             let database = try invocation.openStore(catalog)
             let context = invocation.context(name: command.displayName, database: database, arguments: arguments, dryRun: false, catalog: catalog)
             try command.run(context)

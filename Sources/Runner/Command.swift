@@ -11,6 +11,8 @@ public protocol Command: Sendable {
     var positionals: [PositionalSpec] { get }
     /// Longer help shown by `job help <command>`.
     var discussion: String { get }
+    /// True for the relay role's commands, which also run on a PostgreSQL store; every other command needs SQLite.
+    var runsOnPostgreSQL: Bool { get }
     /// Runs the command.
     func run(_ context: JobContext) throws
 }
@@ -19,6 +21,7 @@ extension Command {
     public var options: [OptionSpec] { [] }
     public var positionals: [PositionalSpec] { [] }
     public var discussion: String { "" }
+    public var runsOnPostgreSQL: Bool { false }
     /// The command's name as typed (`grants issue`).
     public var displayName: String { path.joined(separator: " ") }
 }

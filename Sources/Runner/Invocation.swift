@@ -49,6 +49,16 @@ public struct Invocation: Sendable {
         return base + "/background-jobs/store.sqlite"
     }
 
+    /// The engine the store location names (`--store postgresql://…` for PostgreSQL).
+    public var storeEngine: Database.Engine { Database.engine(forLocation: storePath) }
+
+    /// Refuses to run `what` (a job or command of the grants, pool, mesh or homeserver-helper role) on a
+    /// PostgreSQL store, which holds the relay role only (exit 64).
+    public func requireSQLiteStore(for what: String, runsOnPostgreSQL: Bool) throws {
+        guard storeEngine == .postgresql, !runsOnPostgreSQL else { return }
+        throw JobError.usage("'\(what)' runs on an SQLite store only: a PostgreSQL store holds the relay role (serve-relay, send-wakeups, clean-tokens, relay …); give this command an SQLite --store")
+    }
+
     /// A logger for `name` with this invocation's format and destination.
     public func logger(for name: String) -> Logger {
         Logger(job: name, format: logFormat, minimumLevel: logLevel, priorityPrefix: Logger.stderrIsJournal(environment: environment), sink: logSink)
@@ -56,7 +66,17 @@ public struct Invocation: Sendable {
 
     /// Opens the store (creating its folder and file) and applies pending migrations.
     /// Every failure is a `JobError` with exit 73 and a message that says what to do; the file is never rewritten.
+    /// A PostgreSQL store is only connected to: its database is made by the operator, never by this program.
     public func openStore(_ catalog: Catalog) throws -> Database {
+        if storeEngine == .postgresql {
+            do {
+                let database = try Database(path: storePath)
+                try catalog.postgresMigrator.migrate(database, now: Date().unixMilliseconds)
+                return database
+            } catch {
+                throw StoreFailure.jobError(for: error)
+            }
+        }
         try PrivateFiles.createFolders(for: storePath)
         try refuseEmptyStoreFile()
         PrivateFiles.createStoreFile(storePath)
@@ -117,6 +137,10 @@ public enum StoreFailure {
             return JobError.transient("store-busy", "the store stayed locked by another process beyond the busy timeout; the next pass retries")
         case .interrupted:
             return JobError.cancelled
+        case .unavailable:
+            return JobError.unavailable("store-unavailable", "the PostgreSQL store cannot be reached (\(error.message)); check --store or JOB_STORE and that the server runs")
+        case .connectionLost:
+            return JobError.transient("store-connection-lost", "the connection to the PostgreSQL store was lost; what was not committed was rolled back, and the next pass retries")
         case .newerSchema:
             return JobError.store("store-newer-schema", error.message)
         case .constraint, .misuse, .other:

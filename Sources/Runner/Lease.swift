@@ -26,7 +26,13 @@ public struct Lease {
     }
 
     /// Tries to take the lease until `now + ttl`. Must run inside a write transaction.
+    ///
+    /// On PostgreSQL, where writers do not exclude each other, the read and the write below are made one step by an
+    /// advisory lock on the job's name: two hosts starting the job together serialise here, and the second finds
+    /// the first's lease. A holder on another host is alive as far as this host can tell, so its lease is taken
+    /// over only once expired.
     func acquire(now: Int64, ttlMilliseconds: Int64) throws -> Acquisition {
+        try database.lockForWrite("job_leases:" + job)
         if let row = try database.queryOne("SELECT holder, expires_at FROM job_leases WHERE job = ?", [job]) {
             let current: String = try row.get(0)
             let expiresAt: Int64 = try row.get(1)

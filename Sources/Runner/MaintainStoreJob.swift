@@ -1,7 +1,11 @@
 import Store
 
 /// `maintain-store`: prunes old ledger rows, then `PRAGMA optimize`, an incremental vacuum step and a WAL checkpoint.
+///
+/// On a PostgreSQL store the ledger is pruned the same way, then `VACUUM (ANALYZE)` runs on the runner's and the
+/// relay's tables (autovacuum does this too; the pass makes it happen right after the prune).
 struct MaintainStoreJob: Job {
+    let runsOnPostgreSQL = true
     let name = "maintain-store"
     let summary = "prune the run ledger past its retention, optimize, vacuum a step and checkpoint the WAL"
     let schedule = Schedule.daily(hour: 3, minute: 30)
@@ -19,7 +23,7 @@ struct MaintainStoreJob: Job {
 
         if context.dryRun {
             counts["pruned_runs"] = try db.scalar("SELECT count(*) FROM job_runs WHERE started_at < ? AND outcome != 'running'", [cutoff]) ?? 0
-            counts["free_pages"] = try db.scalar("PRAGMA freelist_count") ?? 0
+            if db.engine == .sqlite { counts["free_pages"] = try db.scalar("PRAGMA freelist_count") ?? 0 }
             return .completed(counts)
         }
 
@@ -36,6 +40,20 @@ struct MaintainStoreJob: Job {
         counts["pruned_runs"] = pruned
 
         try context.checkCancellation()
+        if db.engine == .postgresql {
+            // "VACUUM reclaims storage occupied by dead tuples … ANALYZE: Updates statistics used by the planner."
+            // It cannot run inside a transaction block; each table is its own statement.
+            let tables: [String] = try db.query("""
+                SELECT table_name::text FROM information_schema.tables
+                WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name
+                """).map { try $0.get(0) }
+            for table in tables {
+                try context.checkCancellation()
+                try db.execute("VACUUM (ANALYZE) \"\(table)\"")
+            }
+            counts["vacuumed_tables"] = tables.count
+            return .completed(counts)
+        }
         // "Applications with short-lived database connections … should run "PRAGMA optimize;" once, just prior to
         // closing each database connection." — PRAGMA optimize. This pass is that moment for the whole store.
         try db.execute("PRAGMA optimize")

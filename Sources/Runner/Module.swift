@@ -4,16 +4,20 @@
 public struct Module: Sendable {
     public let name: String
     public let migrations: [Migration]
+    /// The same tables in PostgreSQL's dialect, for the modules whose jobs run on a PostgreSQL store (the relay
+    /// role); named apart from the SQLite ones (`<module>-pg-<nnn>-<what>`).
+    public let postgresMigrations: [Migration]
     public let jobs: [any Job]
     public let commands: [any Command]
     public let settings: [SettingSpec]
     /// `job doctor` checks for this module's jobs.
     public let doctor: [DoctorGroup]
 
-    public init(name: String, migrations: [Migration] = [], jobs: [any Job] = [], commands: [any Command] = [], settings: [SettingSpec] = [],
-                doctor: [DoctorGroup] = []) {
+    public init(name: String, migrations: [Migration] = [], postgresMigrations: [Migration] = [], jobs: [any Job] = [], commands: [any Command] = [],
+                settings: [SettingSpec] = [], doctor: [DoctorGroup] = []) {
         self.name = name
         self.migrations = migrations
+        self.postgresMigrations = postgresMigrations
         self.jobs = jobs
         self.commands = commands
         self.settings = settings
@@ -28,6 +32,8 @@ public struct Catalog: Sendable {
     public let commands: [any Command]
     public let settings: [SettingSpec]
     public let migrator: Migrator
+    /// The migrations of a PostgreSQL store.
+    public let postgresMigrator: Migrator
 
     public init(modules: [Module]) {
         self.modules = modules
@@ -38,11 +44,19 @@ public struct Catalog: Sendable {
         var migrator = Migrator()
         for migration in modules.flatMap(\.migrations) { migrator.register(migration) }
         self.migrator = migrator
+        var postgresMigrator = Migrator()
+        for migration in modules.flatMap(\.postgresMigrations) { postgresMigrator.register(migration) }
+        self.postgresMigrator = postgresMigrator
         let jobNames = jobs.map(\.name)
         precondition(Set(jobNames).count == jobNames.count, "two jobs share a name")
         let commandNames = commands.map(\.displayName)
         precondition(Set(commandNames).count == commandNames.count, "two commands share a name")
         precondition(Set(settings.map(\.key)).count == settings.count, "two settings share a key")
+    }
+
+    /// The migrator for a store of `engine`.
+    public func migrator(for engine: Database.Engine) -> Migrator {
+        engine == .postgresql ? postgresMigrator : migrator
     }
 
     /// The job named `name`.

@@ -3,6 +3,7 @@ public enum RunnerModule {
     public static let module = Module(
         name: "runner",
         migrations: RunnerMigrations.all,
+        postgresMigrations: RunnerPostgresMigrations.all,
         jobs: [MaintainStoreJob()],
         commands: [SettingsListCommand(), SettingsGetCommand(), SettingsSetCommand(), SettingsUnsetCommand()],
         settings: [

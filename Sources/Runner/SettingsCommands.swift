@@ -1,5 +1,6 @@
 /// `job settings list|get|set|unset`: the shared settings table, validated against each module's specs.
 struct SettingsListCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["settings", "list"]
     let summary = "every setting with its value and default"
     func run(_ context: JobContext) throws {
@@ -16,6 +17,7 @@ struct SettingsListCommand: Command {
 }
 
 struct SettingsGetCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["settings", "get"]
     let summary = "print one setting's value"
     let positionals = [PositionalSpec("KEY", "the setting")]
@@ -27,6 +29,7 @@ struct SettingsGetCommand: Command {
 }
 
 struct SettingsSetCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["settings", "set"]
     let summary = "change a setting"
     let positionals = [PositionalSpec("KEY", "the setting"), PositionalSpec("VALUE", "its new value")]
@@ -39,6 +42,7 @@ struct SettingsSetCommand: Command {
 }
 
 struct SettingsUnsetCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["settings", "unset"]
     let summary = "return a setting to its default"
     let positionals = [PositionalSpec("KEY", "the setting")]

@@ -1,5 +1,6 @@
 import Cryptography
 import Foundation
+import Store
 
 /// Where the store key comes from (DESIGN §4), in order: `$CREDENTIALS_DIRECTORY/store-key` (systemd
 /// `LoadCredential=`), `JOB_STORE_KEY_FILE`, else `<store>.key`, created with mode 0600 on first use.
@@ -27,6 +28,10 @@ public struct StoreKeyLocation: Sendable {
         if let file = environment["JOB_STORE_KEY_FILE"], !file.isEmpty {
             return StoreKeyLocation(path: file, createIfMissing: false)
         }
+        // A PostgreSQL store has no file to keep a key beside, and every host must use the same key: it is given.
+        if Database.engine(forLocation: storePath) == .postgresql {
+            return StoreKeyLocation(path: "", createIfMissing: false)
+        }
         return StoreKeyLocation(path: storePath + ".key", createIfMissing: true)
     }
 
@@ -35,6 +40,9 @@ public struct StoreKeyLocation: Sendable {
     /// that could never open them. A key file outside `$CREDENTIALS_DIRECTORY` that its group or others can
     /// read is refused (78) too, as ssh refuses such private keys.
     public func load(storeHoldsSecrets: Bool = false) throws -> SecretBytes {
+        guard !path.isEmpty else {
+            throw JobError.configuration("store-key-missing", "a PostgreSQL store needs its key given, the same on every host: LoadCredential=store-key or JOB_STORE_KEY_FILE")
+        }
         if !FileManager.default.fileExists(atPath: path) {
             guard createIfMissing else {
                 throw JobError.configuration("store-key-missing", "the configured store key file does not exist; check LoadCredential= or JOB_STORE_KEY_FILE")

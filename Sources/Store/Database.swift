@@ -2,16 +2,42 @@ import CSQLite
 import CShims
 import Foundation
 
-/// A connection to the store file, configured for many short-lived processes sharing one file.
+/// A connection to the store: an SQLite file, configured for many short-lived processes sharing one file, or a
+/// PostgreSQL database (the relay role's store at scale) reached through libpq.
 ///
-/// Every connection runs in WAL mode with a busy timeout and foreign keys on; every write goes through
+/// Every SQLite connection runs in WAL mode with a busy timeout and foreign keys on; every write goes through
 /// `write { }`, a `BEGIN IMMEDIATE` transaction. A `Database` is used from one thread at a time.
-/// Its public API carries no SQLite types, so a PostgreSQL backend can stand behind the same calls later.
+/// Its public API carries no SQLite or libpq types: callers write SQL with `?`/`?N` placeholders and get
+/// `DatabaseValue`s back, whichever engine stands behind it. What differs between the engines' SQL is for each
+/// module to keep in one place (its dialect); `engine` tells which one this is.
 public final class Database {
-    let handle: OpaquePointer
-    /// The file this connection opened.
+    /// Which engine stands behind a connection.
+    public enum Engine: String, Sendable {
+        case sqlite
+        case postgresql
+    }
+
+    enum Backend {
+        case sqlite(OpaquePointer)
+        case postgresql(PostgresConnection)
+    }
+
+    let backend: Backend
+    /// The SQLite handle (statements exist on SQLite connections only).
+    var handle: OpaquePointer {
+        guard case .sqlite(let handle) = backend else { preconditionFailure("an SQLite statement on a PostgreSQL connection") }
+        return handle
+    }
+    /// The file this connection opened, or the PostgreSQL connection string it was given.
     public let path: String
+    /// The engine behind this connection.
+    public var engine: Engine {
+        if case .postgresql = backend { return .postgresql }
+        return .sqlite
+    }
     private var statementCache: [String: Statement] = [:]
+    /// Rows changed by the last statement on a PostgreSQL connection.
+    private var postgresChanges = 0
     /// True while `write { }` or `read { }` runs on this connection.
     public private(set) var isInTransaction = false
 
@@ -23,15 +49,37 @@ public final class Database {
         public var readOnly = false
         /// Create the file when it does not exist.
         public var create = true
+        /// How long connecting to a PostgreSQL server may take before the store counts as unavailable.
+        public var connectTimeoutSeconds = 10
         public init() {}
     }
 
-    /// Opens (and, unless `options.create` is false, creates) the store at `path`.
+    /// Whether `location` (a `--store` value) names a PostgreSQL database rather than an SQLite file: a
+    /// `postgresql://` or `postgres://` URI, or a libpq `key=value` connection string (`service=relay`,
+    /// `host=/run/postgresql dbname=relay`).
+    public static func engine(forLocation location: String) -> Engine {
+        if location.hasPrefix("postgresql://") || location.hasPrefix("postgres://") { return .postgresql }
+        let keywords = ["service=", "host=", "hostaddr=", "dbname=", "user=", "port="]
+        return keywords.contains(where: { location.hasPrefix($0) }) ? .postgresql : .sqlite
+    }
+
+    /// Opens the store at `path`: a PostgreSQL database when `path` is a connection string (see
+    /// `engine(forLocation:)`), else the SQLite file, created unless `options.create` is false.
     ///
     /// A file that is not an SQLite database fails here with `StoreError.kind == .notADatabase`; the file is
-    /// not modified.
+    /// not modified. A PostgreSQL server that cannot be reached fails with `.unavailable`.
     public init(path: String, options: Options = Options()) throws {
         self.path = path
+        if Self.engine(forLocation: path) == .postgresql {
+            let connection = try PostgresConnection(conninfo: path, connectTimeoutSeconds: options.connectTimeoutSeconds)
+            backend = .postgresql(connection)
+            // "lock_timeout: Abort any statement that waits longer than the specified amount of time while
+            // attempting to acquire a lock" — the busy timeout's counterpart (SQLSTATE 55P03, `busy`).
+            var settings = "SET lock_timeout = \(options.busyTimeoutMilliseconds)"
+            if options.readOnly { settings += "; SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY" }
+            try connection.execute(settings)
+            return
+        }
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
@@ -42,20 +90,20 @@ public final class Database {
             if let connection { sqlite3_close_v2(connection) }
             throw StoreError(extendedCode: rc, message: message)
         }
-        handle = connection
-        sqlite3_extended_result_codes(handle, 1)
+        backend = .sqlite(connection)
+        sqlite3_extended_result_codes(connection, 1)
         do {
             try configure(options)
         } catch {
             statementCache.removeAll()
-            sqlite3_close_v2(handle)
+            sqlite3_close_v2(connection)
             throw error
         }
     }
 
     deinit {
         statementCache.removeAll()
-        sqlite3_close_v2(handle)
+        if case .sqlite(let handle) = backend { sqlite3_close_v2(handle) }
     }
 
     private func configure(_ options: Options) throws {
@@ -112,7 +160,8 @@ public final class Database {
 
     /// Prepares `sql`; the statement is finalized when released.
     public func prepare(_ sql: String) throws -> Statement {
-        try Statement(database: self, sql: sql)
+        guard case .sqlite = backend else { throw StoreError.misuse("prepared statements are for SQLite stores", sql: sql) }
+        return try Statement(database: self, sql: sql)
     }
 
     /// A prepared statement kept for reuse on this connection (for SQL run many times in a pass).
@@ -125,6 +174,7 @@ public final class Database {
 
     /// Runs one or more statements with no arguments (a migration script, a pragma).
     public func execute(_ sql: String) throws {
+        if case .postgresql(let connection) = backend { return try connection.execute(sql) }
         try sql.withCString { start in
             var cursor: UnsafePointer<CChar>? = start
             while let current = cursor, current.pointee != 0 {
@@ -160,6 +210,10 @@ public final class Database {
     /// Runs one statement with arguments; returns the number of rows it changed.
     @discardableResult
     public func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible]) throws -> Int {
+        if case .postgresql(let connection) = backend {
+            postgresChanges = try connection.run(sql, arguments.map(\.databaseValue)).changes
+            return postgresChanges
+        }
         let statement = try cachedStatement(sql)
         try statement.bind(arguments)
         defer { statement.reset() }
@@ -176,6 +230,11 @@ public final class Database {
 
     /// The first row of a query, if any.
     public func queryOne(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> Row? {
+        if case .postgresql(let connection) = backend {
+            let result = try connection.run(sql, arguments.map(\.databaseValue))
+            postgresChanges = result.changes
+            return result.rows.first.map { Row(columnNames: result.columnNames, values: $0) }
+        }
         let statement = try cachedStatement(sql)
         try statement.bind(arguments)
         defer { statement.reset() }
@@ -191,7 +250,16 @@ public final class Database {
     }
 
     /// Streams the rows of a query to `body` without holding them all in memory.
+    ///
+    /// On PostgreSQL the rows are fetched whole first (libpq returns a statement's result at once); the relay's
+    /// queries are bounded by their `LIMIT`s.
     public func forEachRow(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [], _ body: (Row) throws -> Void) throws {
+        if case .postgresql(let connection) = backend {
+            let result = try connection.run(sql, arguments.map(\.databaseValue))
+            postgresChanges = result.changes
+            for values in result.rows { try body(Row(columnNames: result.columnNames, values: values)) }
+            return
+        }
         let statement = try prepare(sql)
         try statement.bind(arguments)
         let names = statement.columnNames
@@ -199,10 +267,18 @@ public final class Database {
     }
 
     /// Rows changed by the most recent INSERT, UPDATE or DELETE on this connection.
-    public var changes: Int { Int(sqlite3_changes64(handle)) }
+    public var changes: Int {
+        if case .postgresql = backend { return postgresChanges }
+        return Int(sqlite3_changes64(handle))
+    }
 
-    /// The rowid of the most recent successful INSERT on this connection.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    /// The rowid of the most recent successful INSERT on this connection; on PostgreSQL the value most recently
+    /// drawn from a sequence in this session ("lastval: Return value most recently obtained with nextval"), which
+    /// an insert into a table whose key is an identity column draws.
+    public var lastInsertRowID: Int64 {
+        if case .postgresql = backend { return (try? scalar("SELECT lastval()")) ?? 0 }
+        return sqlite3_last_insert_rowid(handle)
+    }
 
     // MARK: Transactions
 
@@ -214,14 +290,29 @@ public final class Database {
     /// avoids the deadlock-prone upgrade of a read transaction, which in WAL mode fails with SQLITE_BUSY_SNAPSHOT
     /// without consulting the busy handler.
     @discardableResult
+    ///
+    /// On PostgreSQL: `BEGIN` at READ COMMITTED. Writers there do not exclude each other as on SQLite; code that
+    /// reads and then writes must lock what it read (`FOR UPDATE`, an advisory lock — see `lockForWrite`).
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try transaction("BEGIN IMMEDIATE", body)
+        try transaction(engine == .postgresql ? "BEGIN" : "BEGIN IMMEDIATE", body)
+    }
+
+    /// Serialises the writers that take the same `key` until this write transaction ends.
+    ///
+    /// On SQLite a write transaction already excludes every other writer, so this does nothing. On PostgreSQL it
+    /// takes a transaction-level advisory lock: "pg_advisory_xact_lock … obtains an exclusive transaction-level
+    /// advisory lock, waiting if necessary", released at commit or rollback.
+    public func lockForWrite(_ key: String) throws {
+        guard engine == .postgresql else { return }
+        guard isInTransaction else { throw StoreError.misuse("lockForWrite outside a write transaction") }
+        _ = try queryOne("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key])
     }
 
     /// Runs `body` in a read transaction (`BEGIN DEFERRED`): one consistent snapshot for all its queries.
     @discardableResult
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try transaction("BEGIN DEFERRED", body)
+        // PostgreSQL: REPEATABLE READ gives the transaction one snapshot, as SQLite's read transaction does.
+        try transaction(engine == .postgresql ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN DEFERRED", body)
     }
 
     private func transaction<T>(_ begin: String, _ body: (Database) throws -> T) throws -> T {
@@ -248,6 +339,10 @@ public final class Database {
     }
 
     private func rollbackQuietly() {
+        if case .postgresql(let connection) = backend {
+            if connection.isInServerTransaction { try? connection.execute("ROLLBACK") }
+            return
+        }
         // "If certain kinds of errors occur within a transaction, the transaction may or may not be rolled back
         // automatically." Only roll back when one is still open.
         if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
@@ -258,11 +353,17 @@ public final class Database {
     /// "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE … the default behavior of attempting to checkpoint the database on close
     /// is disabled." Used once the file is known to be damaged: this process then changes nothing in it.
     public func leaveMainFileUntouchedOnClose() {
+        guard case .sqlite(let handle) = backend else { return }
         shim_sqlite3_no_checkpoint_on_close(handle, 1)
     }
 
     /// Asks a long-running statement on this connection to stop (safe from another thread).
-    public func interrupt() { sqlite3_interrupt(handle) }
+    public func interrupt() {
+        switch backend {
+        case .sqlite(let handle): sqlite3_interrupt(handle)
+        case .postgresql(let connection): connection.interrupt()
+        }
+    }
 
     // MARK: Errors
 

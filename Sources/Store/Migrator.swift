@@ -1,7 +1,8 @@
 /// Applies named migrations once each, in order, recording them in `schema_migrations(name, applied_at)`.
 ///
 /// All pending migrations run in one `BEGIN IMMEDIATE` transaction, so two processes starting together
-/// serialize: the second waits for the first's lock, then finds nothing left to do. A store that records a
+/// serialize: the second waits for the first's lock, then finds nothing left to do. On PostgreSQL (whose DDL is
+/// transactional too) an advisory lock taken first does the same across hosts. A store that records a
 /// migration this binary does not know was written by a newer version; it is refused with `NewerSchemaError`
 /// and left untouched.
 public struct Migrator: Sendable {
@@ -27,7 +28,13 @@ public struct Migrator: Sendable {
             return []
         }
         return try database.write { db in
-            try db.execute("""
+            try db.lockForWrite("schema_migrations")
+            try db.execute(db.engine == .postgresql ? """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    applied_at BIGINT NOT NULL
+                )
+                """ : """
                 CREATE TABLE IF NOT EXISTS schema_migrations (
                     name TEXT PRIMARY KEY NOT NULL,
                     applied_at INTEGER NOT NULL
@@ -49,8 +56,9 @@ public struct Migrator: Sendable {
     }
 
     private func appliedNames(_ database: Database) throws -> Set<String> {
-        let exists: Int64? = try database.scalar(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
+        let exists: Int64? = try database.scalar(database.engine == .postgresql
+            ? "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'"
+            : "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
         guard exists == 1 else { return [] }
         return Set(try database.query("SELECT name FROM schema_migrations").map { try $0.get(0, as: String.self) })
     }

@@ -1,6 +1,7 @@
 import CSQLite
 
-/// A failure reported by the store: the SQLite result code, SQLite's message and the SQL text.
+/// A failure reported by the store: the SQLite result code (or PostgreSQL's SQLSTATE), the engine's message and
+/// the SQL text.
 ///
 /// The bound values are never part of an error, so an error can be logged or shown without leaking
 /// an identifier or a secret. `sql` is the statement as written by the program (with `?` placeholders).
@@ -11,11 +12,22 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public let message: String
     /// The SQL being run, if any.
     public let sql: String?
+    /// PostgreSQL's five-character SQLSTATE when the store is PostgreSQL (`extendedCode` is then 0).
+    public let sqlState: String?
 
     public init(extendedCode: Int32, message: String, sql: String? = nil) {
         self.extendedCode = extendedCode
         self.message = message
         self.sql = sql
+        sqlState = nil
+    }
+
+    /// A PostgreSQL failure with its SQLSTATE (Appendix A, "PostgreSQL Error Codes").
+    public init(postgresState: String, message: String, sql: String? = nil) {
+        extendedCode = 0
+        self.message = message
+        self.sql = sql
+        sqlState = postgresState
     }
 
     /// The primary result code (the low 8 bits of the extended code).
@@ -23,6 +35,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 
     /// What kind of failure this is, for callers that map errors to exit codes.
     public var kind: Kind {
+        if let sqlState { return Self.kind(sqlState: sqlState) }
         switch code {
         case SQLITE_BUSY, SQLITE_LOCKED: return .busy
         case SQLITE_NOTADB: return .notADatabase
@@ -38,10 +51,37 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// The kind of a PostgreSQL failure, by SQLSTATE class and code.
+    static func kind(sqlState: String) -> Kind {
+        switch sqlState {
+        case "08001", "08004", "28000", "28P01", "3D000", "57P03": return .unavailable
+        case "40001", "40P01", "55P03": return .busy
+        case "57014": return .interrupted
+        case "53100": return .full
+        case "25006", "42501": return .readOnly
+        case "XX001", "XX002": return .corrupt
+        case "58030": return .io
+        default: break
+        }
+        switch sqlState.prefix(2) {
+        // Connection exceptions, and the server shutting down or crashing under a session ("57P01 admin_shutdown",
+        // "57P02 crash_shutdown").
+        case "08": return .connectionLost
+        case "57" where sqlState.hasPrefix("57P0"): return .connectionLost
+        case "23": return .constraint
+        case "53": return .io
+        default: return .other
+        }
+    }
+
     /// Coarse classes of store failures.
     public enum Kind: String, Sendable {
         case busy, notADatabase = "not-a-database", corrupt, readOnly = "read-only", cannotOpen = "cannot-open"
         case full, io, constraint, interrupted, misuse, newerSchema = "newer-schema", other
+        /// The database server cannot be reached, refuses us, or has no such database (PostgreSQL only).
+        case unavailable
+        /// The connection to the database server broke during the pass (PostgreSQL only).
+        case connectionLost = "connection-lost"
     }
 
     /// True for failures of the file itself (not of a statement): the store cannot be used as it is.
@@ -53,7 +93,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        var text = "SQLite error \(extendedCode): \(message)"
+        var text = sqlState.map { "PostgreSQL error \($0): \(message)" } ?? "SQLite error \(extendedCode): \(message)"
         if let sql { text += " (while running: \(sql))" }
         return text
     }

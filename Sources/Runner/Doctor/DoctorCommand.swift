@@ -3,6 +3,7 @@
 /// Groups run in module order; a group whose job is not configured on this machine is reported as skipped.
 /// The exit code is the first failure's (73 store, 78 configuration, 69 unavailable).
 struct DoctorCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["doctor"]
     let summary = "check the store, the key, the metrics folder and each configured job, and say what to fix"
     let groups: [DoctorGroup]

@@ -7,6 +7,16 @@ enum StoreDoctorChecks {
         DoctorCheck(name: "store-integrity") { session in
             // "PRAGMA quick_check … does not verify UNIQUE constraints or that index content matches table
             // content", which makes it O(N) instead of O(N log N): fast enough to run on demand.
+            if session.context.database.engine == .postgresql {
+                // PostgreSQL checks its own pages; what matters here is a primary that accepts writes.
+                do {
+                    let standby: Bool = try session.context.database.scalar("SELECT pg_is_in_recovery()") ?? false
+                    return standby ? .fail("the PostgreSQL server is a standby (in recovery); point --store at the primary", .unavailable)
+                        : .pass("the PostgreSQL server answers and is a primary")
+                } catch {
+                    return .fail(StoreFailure.jobError(for: error))
+                }
+            }
             do {
                 let rows = try session.context.database.query("PRAGMA quick_check(10)")
                 let messages = try rows.map { try $0.get(0, as: String.self) }
@@ -40,6 +50,10 @@ enum StoreDoctorChecks {
             let db = session.context.database
             do {
                 let applied: Int = try db.scalar("SELECT count(*) FROM schema_migrations") ?? 0
+                if db.engine == .postgresql {
+                    let version: String = try db.scalar("SHOW server_version") ?? "?"
+                    return .pass("\(applied) migrations applied, PostgreSQL \(version)")
+                }
                 let journal: String = try db.scalar("PRAGMA journal_mode") ?? "?"
                 return .pass("\(applied) migrations applied, journal mode \(journal)")
             } catch { return .fail(StoreFailure.jobError(for: error)) }
