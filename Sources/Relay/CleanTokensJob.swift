@@ -2,6 +2,7 @@ import Runner
 
 /// `clean-tokens`: removes APNs tokens whose latest recorded result says they are dead (see `TokenCleanup`).
 struct CleanTokensJob: Job {
+    let runsOnPostgreSQL = true
     let name = "clean-tokens"
     let summary = "remove APNs tokens reported invalid (BadDeviceToken, DeviceTokenNotForTopic, Unregistered, ExpiredToken)"
     let schedule = Schedule.hourly(atMinute: 20)

@@ -3,6 +3,7 @@ import Runner
 /// `job relay register`: the provisioning endpoint's store effect — add a token to a Device ID, or refresh
 /// its registration time when it is already there.
 struct RelayRegisterCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["relay", "register"]
     let summary = "register an APNs token for a homeserver Device ID (re-registering refreshes it)"
     let options: [OptionSpec] = [
@@ -47,6 +48,7 @@ struct RelayRegisterCommand: Command {
 
 /// `job relay unregister`: removes one token from a Device ID (DELETE /provision).
 struct RelayUnregisterCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["relay", "unregister"]
     let summary = "remove an APNs token from a homeserver Device ID"
     let options: [OptionSpec] = [
@@ -70,6 +72,7 @@ struct RelayUnregisterCommand: Command {
 /// `job relay trigger`: an accepted trigger as the relay front-end records it — the observation time for
 /// the Device ID, which `send-wakeups` turns into pushes.
 struct RelayTriggerCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["relay", "trigger"]
     let summary = "record an accepted wake-up trigger for a homeserver Device ID"
     let options: [OptionSpec] = [.required("--device-id", "ID", "the homeserver's Syncthing Device ID")]
@@ -87,6 +90,7 @@ struct RelayTriggerCommand: Command {
 
 /// `job relay show`: registration counts (never identifiers or tokens).
 struct RelayShowCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["relay", "show"]
     let summary = "registration counts: devices, tokens, pending pushes, invalid tokens"
 

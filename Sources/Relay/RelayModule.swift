@@ -11,6 +11,7 @@ public enum RelayModule {
     public static let module = Module(
         name: "relay",
         migrations: RelayMigrations.all + RelayAPIMigrations.all,
+        postgresMigrations: RelayPostgresMigrations.all,
         jobs: [RetriggerStaleJob(), SendWakeupsJob(), CleanTokensJob()],
         commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(), ServeRelayCommand()],
         doctor: [HelperPreflight.group, APNsPreflight.group, StoreKitPreflight.group])

@@ -23,6 +23,9 @@ import Store
 /// sending and before recording sends again once the 30 s window has passed, never within it
 /// (`WakeupDebounce`). Stored times ahead of the clock are repaired first (`StoredClock`).
 struct SendWakeupsJob: Job {
+    let runsOnPostgreSQL = true
+    /// On PostgreSQL several passes (on several hosts) run at once and split the due Device IDs (`WakeupClaim`).
+    let passesShareWork = true
     let name = "send-wakeups"
     let summary = "send silent APNs pushes for triggered Device IDs (30 s debounce), record each token's answer"
     let schedule = Schedule.every(minutes: 1, randomizedDelaySeconds: 5)
@@ -57,64 +60,51 @@ struct SendWakeupsJob: Job {
             context.logger.warn("clock.stored_time_in_future")
         }
 
-        // 1. The work: the live tokens of due devices not yet answered for the latest trigger, and retries.
-        let (dueDevices, rows) = try db.read { db -> ([Int64], [(Int64, [UInt8], String, Int64?)]) in
-            let window = now - WakeupDebounce.windowMilliseconds
-            let devices: [Int64] = try db.query("SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass)",
-                                                [window, window]).map { try $0.get(0) }
-            var rows: [(Int64, [UInt8], String, Int64?)] = []
-            var seen = Set<Int64>()
-            try db.forEachRow("""
-                SELECT t.id, t.token_sealed, t.environment, t.sent_at FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
-                WHERE t.device_id IN (
-                    SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass))
-                AND NOT \(TokenCleanup.deadSQL("t"))
-                AND NOT (t.retry_due = 0 AND t.result_at IS NOT NULL AND t.result_at >= dd.last_trigger_at)
-                ORDER BY t.id
-                """, [window, window]) { row in
-                let id: Int64 = try row.get(0)
-                seen.insert(id)
-                rows.append((id, try row.get(1), try row.get(2), try row.get(3)))
-            }
-            for row in try db.query("""
-                SELECT id, token_sealed, environment, sent_at FROM relay_tokens WHERE retry_due = 1 AND \(WakeupDebounce.mayPushSQL)
-                AND NOT \(TokenCleanup.deadSQL())
-                """, [window]) {
-                let id: Int64 = try row.get(0)
-                if seen.insert(id).inserted { rows.append((id, try row.get(1), try row.get(2), try row.get(3))) }
-            }
-            return (devices, rows)
+        // 1. A dry run counts what a pass would claim, changing nothing.
+        if context.dryRun {
+            let (devices, pushes) = try preview(db, now: now)
+            counts["devices"] = devices
+            counts["pushes"] = pushes
+            return .completed(counts)
         }
-        counts["devices"] = dueDevices.count
-        counts["pushes"] = rows.count
-        if context.dryRun { return .completed(counts) }
-        if rows.isEmpty && dueDevices.isEmpty { return .completed(counts) }
 
+        // 2. Claim the work in batches — due Device IDs with the live tokens not yet answered for their latest
+        //    trigger, then tokens to retry — each token stamped as it is claimed, committed before the first push
+        //    leaves, so a pass killed from here on cannot make a rerun (or a pass on another host) push these tokens
+        //    again within the debounce window (`WakeupClaim`). Stopped while claiming, the stamps are released again:
+        //    nothing was sent.
+        var dueDevices: [Int64] = []
         var targets: [Target] = []
-        targets.reserveCapacity(rows.count)
         var unreadable = 0
-        for (id, sealed, environment, sentAt) in rows {
-            guard let opened = try? registry.keyring.open(sealed, purpose: Registry.tokenPurpose),
-                  let env = APNsEnvironment(rawValue: environment) else { unreadable += 1; continue }
-            targets.append(Target(tokenRow: id, token: String(decoding: opened.copyBytes(), as: UTF8.self), environment: env, previousSentAt: sentAt))
-        }
-        if unreadable > 0 { counts["unreadable"] = unreadable }
-
-        // 2. Stamp every token about to be pushed (committed before the first push leaves), so a pass killed
-        //    from here on cannot make its rerun push these tokens again within the debounce window. Stopped
-        //    while stamping, the stamps are released again: nothing was sent.
-        let recorder = AnswerRecorder(database: db, targets: targets, now: now)
-        for start in stride(from: 0, to: targets.count, by: Self.batchSize) {
+        func claimed(_ claim: WakeupClaim) throws {
             if (try? context.checkCancellation()) == nil {
-                try recorder.releaseStamps(targets.indices.prefix(start))
+                try AnswerRecorder(database: db, targets: targets + claim.targets, now: now).releaseStamps((targets + claim.targets).indices)
                 throw JobError.cancelled
             }
-            try db.write { db in
-                for target in targets[start..<min(start + Self.batchSize, targets.count)] {
-                    try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ?", [now, target.tokenRow])
-                }
-            }
+            dueDevices += claim.devices
+            targets += claim.targets
+            unreadable += claim.unreadable
         }
+        var afterDevice: Int64 = 0
+        while dueDevices.count < Self.maxDevicesPerPass {
+            let claim = try WakeupClaim.devices(db, keyring: registry.keyring, now: now, after: afterDevice,
+                                                limit: min(Self.batchSize, Self.maxDevicesPerPass - dueDevices.count))
+            try claimed(claim)
+            guard let last = claim.devices.last else { break }
+            afterDevice = last
+        }
+        var afterToken: Int64 = 0
+        while true {
+            let (claim, last) = try WakeupClaim.retries(db, keyring: registry.keyring, now: now, after: afterToken, limit: Self.batchSize)
+            try claimed(claim)
+            guard let last else { break }
+            afterToken = last
+        }
+        counts["devices"] = dueDevices.count
+        counts["pushes"] = targets.count + unreadable
+        if unreadable > 0 { counts["unreadable"] = unreadable }
+        if targets.isEmpty && dueDevices.isEmpty && unreadable == 0 { return .completed(counts) }
+        let recorder = AnswerRecorder(database: db, targets: targets, now: now)
 
         // 3. Send: one HTTP/2 connection per environment, every push a stream on it, every answer recorded as it arrives.
         //    (Due Device IDs whose tokens are all dead or already answered need no push and no provider token.)
@@ -189,10 +179,27 @@ struct SendWakeupsJob: Job {
         if !targets.isEmpty && transport == targets.count {
             throw JobError.transient("apns-unreachable", "APNs could not be reached; the pushes are retried next pass")
         }
-        if !rows.isEmpty && targets.isEmpty {
+        if unreadable > 0 && targets.isEmpty {
             throw JobError.configuration("store-key", "no registered token could be opened with this store key")
         }
         return .completed(counts)
+    }
+
+    /// What a pass would claim now: due Device IDs (up to the per-pass bound) and the pushes for them and for
+    /// retries, read in one snapshot.
+    private func preview(_ db: Database, now: Int64) throws -> (devices: Int, pushes: Int) {
+        try db.read { db in
+            let window = now - WakeupDebounce.windowMilliseconds
+            let due = "SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass)"
+            let devices: Int = try db.scalar("SELECT count(*) FROM (\(due)) due", [window, window]) ?? 0
+            let pushes: Int = try db.scalar("""
+                SELECT count(*) FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
+                WHERE NOT \(TokenCleanup.deadSQL("t")) AND \(WakeupDebounce.mayPushSQL("t")) AND (
+                    (t.device_id IN (\(due)) AND NOT (t.retry_due = 0 AND t.result_at IS NOT NULL AND t.result_at >= dd.last_trigger_at))
+                    OR t.retry_due = 1)
+                """, [window, window, window]) ?? 0
+            return (devices, pushes)
+        }
     }
 
     /// One push's fate: `sent` false when it was never handed to APNs (the pass was stopped first).

@@ -25,7 +25,7 @@ public enum TokenCleanup {
 
     /// The token is dead by this rule: `send-wakeups` never pushes it (it waits for `clean-tokens`). NULL-safe, so
     /// it can be negated.
-    static func deadSQL(_ alias: String = "") -> String { "coalesce((\(removableSQL(alias))), 0)" }
+    static func deadSQL(_ alias: String = "") -> String { "coalesce((\(removableSQL(alias))), FALSE)" }
 
     /// The whole rule as an SQL condition on `relay_tokens` (columns qualified with `alias` when given).
     static func removableSQL(_ alias: String = "") -> String {
@@ -50,7 +50,7 @@ public enum TokenCleanup {
             tally.keptReregistered = invalid - tally.removed
             tally.devicesRemoved = try db.scalar("""
                 SELECT count(DISTINCT t.device_id) FROM relay_tokens t WHERE \(removableSQL("t"))
-                AND NOT EXISTS (SELECT 1 FROM relay_tokens u WHERE u.device_id = t.device_id AND NOT coalesce((\(removableSQL("u"))), 0))
+                AND NOT EXISTS (SELECT 1 FROM relay_tokens u WHERE u.device_id = t.device_id AND NOT coalesce((\(removableSQL("u"))), FALSE))
                 """) ?? 0
             return tally
         }

@@ -29,6 +29,9 @@ public enum WakeupDebounce {
         AND NOT EXISTS (SELECT 1 FROM relay_tokens s WHERE s.device_id = d.id AND s.sent_at > ?))
         """
 
-    /// The token rule on `relay_tokens` (unqualified), with `?` bound to `now - window`.
-    static let mayPushSQL = "(sent_at IS NULL OR sent_at <= ?)"
+    /// The token rule on `relay_tokens` (columns qualified with `alias` when given), with `?` bound to `now - window`.
+    static func mayPushSQL(_ alias: String = "") -> String {
+        let p = alias.isEmpty ? "" : alias + "."
+        return "(\(p)sent_at IS NULL OR \(p)sent_at <= ?)"
+    }
 }

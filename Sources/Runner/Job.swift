@@ -21,6 +21,9 @@ public protocol Job: Sendable {
     var credentials: [String] { get }
     /// True for the relay role's jobs, which also run on a PostgreSQL store; every other job needs SQLite.
     var runsOnPostgreSQL: Bool { get }
+    /// True when passes of this job may run at once on a PostgreSQL store, each claiming its own share of the work
+    /// (`send-wakeups` on several hosts): each pass then holds a lease of its own instead of the job's one lease.
+    var passesShareWork: Bool { get }
     /// Does one pass.
     func run(_ context: JobContext) throws -> JobResult
 }
@@ -31,4 +34,5 @@ extension Job {
     public var leaseSeconds: Int { 600 }
     public var credentials: [String] { [] }
     public var runsOnPostgreSQL: Bool { false }
+    public var passesShareWork: Bool { false }
 }

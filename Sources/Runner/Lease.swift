@@ -19,6 +19,32 @@ public struct Lease {
         self.holder = holder
     }
 
+    /// The lease of one pass among several of `job` running at once (`Job.passesShareWork`): its row is
+    /// `<job>#<holder>`, so every pass holds its own and none is skipped.
+    public static func shared(database: Database, job: String, holder: String = Lease.processHolder()) -> Lease {
+        Lease(database: database, job: job + Lease.sharedSeparator + holder, holder: holder)
+    }
+
+    static let sharedSeparator = "#"
+
+    /// Removes the shared leases of `job`'s other passes whose holder is gone (expired, or a dead process on this
+    /// host); returns when each was acquired, which is when its ledger row started. Inside a write transaction.
+    func takeOverAbandonedShares(of job: String, now: Int64) throws -> [Int64] {
+        var abandoned: [Int64] = []
+        let prefix = job + Lease.sharedSeparator
+        // Job names are lowercase words and hyphens: no LIKE wildcard can occur in the prefix.
+        for row in try database.query("SELECT job, holder, acquired_at, expires_at FROM job_leases WHERE job LIKE ?", [prefix + "%"]) {
+            let key: String = try row.get(0)
+            let current: String = try row.get(1)
+            let expiresAt: Int64 = try row.get(3)
+            guard key != self.job, expiresAt <= now || !Lease.isAlive(holder: current) else { continue }
+            if try database.execute("DELETE FROM job_leases WHERE job = ? AND holder = ?", [key, current]) > 0 {
+                abandoned.append(try row.get(2))
+            }
+        }
+        return abandoned
+    }
+
     /// What `acquire` found.
     public enum Acquisition: Equatable {
         case acquired(tookOverAbandoned: Bool)
@@ -65,7 +91,11 @@ public struct Lease {
         var result: [String: Int64] = [:]
         for row in try database.query("SELECT job, holder, acquired_at FROM job_leases WHERE expires_at > ?", [now]) {
             let holder: String = try row.get(1)
-            if isAlive(holder: holder) { result[try row.get(0)] = try row.get(2) }
+            let key: String = try row.get(0)
+            // A shared lease `<job>#<holder>` shows its job as running; the earliest pass gives the time.
+            let job = key.split(separator: Character(sharedSeparator), maxSplits: 1).first.map(String.init) ?? key
+            let acquired: Int64 = try row.get(2)
+            if isAlive(holder: holder) { result[job] = min(result[job] ?? acquired, acquired) }
         }
         return result
     }

@@ -53,6 +53,16 @@ public struct Ledger {
             """, [finishedAt, job])
     }
 
+    /// Marks the `running` passes of `job` that started at `startedAt` as failed with reason `killed` (a pass
+    /// among several sharing the work, whose own lease was taken over: the lease's acquisition time is its row's
+    /// start).
+    func abandonRunning(job: String, startedAt: Int64, finishedAt: Int64) throws -> Int {
+        try database.execute("""
+            UPDATE job_runs SET outcome = 'failed', exit_code = NULL, finished_at = ?, reason = 'killed'
+            WHERE job = ? AND outcome = 'running' AND started_at = ?
+            """, [finishedAt, job, startedAt])
+    }
+
     /// The latest pass of each job.
     public func latestRuns() throws -> [Run] {
         try database.query("""

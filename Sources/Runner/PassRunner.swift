@@ -43,7 +43,8 @@ public struct PassRunner {
         let dryRun = arguments.flag("--dry-run")
         let context = invocation.context(name: job.name, database: database, arguments: arguments, dryRun: dryRun, catalog: catalog)
         let started = Date()
-        let lease = Lease(database: database, job: job.name)
+        let sharesWork = job.passesShareWork && database.engine == .postgresql
+        let lease = sharesWork ? Lease.shared(database: database, job: job.name) : Lease(database: database, job: job.name)
         let ttl = Int64(job.leaseSeconds) * 1000
         var ledgerID: Int64?
 
@@ -57,6 +58,13 @@ public struct PassRunner {
                     // Stamped once the write lock is held, not at process start: a pass that waited for the lock
                     // behind another pass's release must not appear in the ledger to have worked alongside it.
                     let startedMs = Date().unixMilliseconds
+                    if sharesWork {
+                        var abandoned = 0
+                        for startedAt in try lease.takeOverAbandonedShares(of: job.name, now: startedMs) {
+                            abandoned += try Ledger(database: database).abandonRunning(job: job.name, startedAt: startedAt, finishedAt: startedMs)
+                        }
+                        if abandoned > 0 { logger.warn("lease.taken_over", ["abandoned_runs": .int(abandoned)]) }
+                    }
                     switch try lease.acquire(now: startedMs, ttlMilliseconds: ttl) {
                     case .heldByAnother:
                         try Ledger(database: database).record(job: job.name, startedAt: startedMs, outcome: .skipped, exitCode: .success, reason: "lease-held")

@@ -203,23 +203,25 @@ struct FrontDoorStore {
     func countRequest(_ db: Database, route: String, deviceID: String, limit: Int, now: Int64) throws -> Int? {
         let bucket = registry.deviceIndex(deviceID)
         let window: Int64 = 60_000
-        let row = try db.queryOne("SELECT window_start_at, count FROM relay_rate_limits WHERE bucket = ? AND route = ?", [bucket, route])
-        var start = now
-        var count = 1
-        if let row {
-            let existingStart: Int64 = try row.get(0)
-            let existingCount: Int = try row.get(1)
-            if now >= existingStart && now - existingStart < window {
-                start = existingStart
-                count = existingCount + 1
-            }
+        // One statement reads and counts, so requests served at once by several `serve-relay` processes (on one
+        // PostgreSQL store, where writers do not exclude each other) each count: the upsert locks the row.
+        guard let row = try db.queryOne("""
+            INSERT INTO relay_rate_limits (bucket, route, window_start_at, count) VALUES (?1, ?2, ?3, 1)
+            ON CONFLICT (bucket, route) DO UPDATE SET
+                window_start_at = CASE WHEN ?3 >= relay_rate_limits.window_start_at AND ?3 - relay_rate_limits.window_start_at < ?4
+                    THEN relay_rate_limits.window_start_at ELSE ?3 END,
+                count = CASE WHEN ?3 >= relay_rate_limits.window_start_at AND ?3 - relay_rate_limits.window_start_at < ?4
+                    THEN relay_rate_limits.count + 1 ELSE 1 END
+            RETURNING window_start_at, count
+            """, [bucket, route, now, window]) else {
+            throw JobError.internal("the rate-limit upsert returned no row")
         }
+        let start: Int64 = try row.get(0)
+        let count: Int = try row.get(1)
         try db.execute("""
-            INSERT INTO relay_rate_limits (bucket, route, window_start_at, count) VALUES (?, ?, ?, ?)
-            ON CONFLICT (bucket, route) DO UPDATE SET window_start_at = excluded.window_start_at, count = excluded.count
-            """, [bucket, route, start, count])
-        try db.execute("DELETE FROM relay_rate_limits WHERE rowid IN (SELECT rowid FROM relay_rate_limits WHERE window_start_at < ? LIMIT 100)",
-                       [now - 2 * window])
+            DELETE FROM relay_rate_limits WHERE (bucket, route) IN (
+                SELECT bucket, route FROM relay_rate_limits WHERE window_start_at < ? LIMIT 100)
+            """, [now - 2 * window])
         guard count > limit else { return nil }
         return Int(max(1, (start + window - now + 999) / 1000))
     }

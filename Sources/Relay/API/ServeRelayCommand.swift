@@ -10,6 +10,7 @@ import Runner
 /// SIGINT. Configuration is checked before anything is served: a missing `STOREKIT_BUNDLE_ID` or
 /// `STOREKIT_PRODUCT_IDS`, or an unreadable `STOREKIT_ROOT_CA_FILE`, exits 78.
 struct ServeRelayCommand: Command {
+    let runsOnPostgreSQL = true
     let path = ["serve-relay"]
     let summary = "serve the relay's HTTP API (provision, trigger, status, health) behind nginx; socket-activated or --listen"
     let options: [OptionSpec] = [

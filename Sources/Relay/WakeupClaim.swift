@@ -1,0 +1,82 @@
+import Cryptography
+import Store
+
+/// Claims `send-wakeups` work: due Device IDs and the tokens to push for them, stamped (`sent_at`) in the same
+/// short write transaction, so that passes running at once — on several hosts over one PostgreSQL store — split
+/// the due Device IDs between them and never push a token twice within the debounce window.
+///
+/// On PostgreSQL the candidate rows are read `FOR UPDATE SKIP LOCKED`: "With SKIP LOCKED, any selected rows that
+/// cannot be immediately locked are skipped", so a second pass takes the next Device IDs instead of waiting for
+/// (or repeating) the first's. A token row locked `FOR UPDATE` is re-checked against the statement's conditions
+/// once its lock is granted ("the WHERE condition is re-evaluated to see if the updated version of the row still
+/// matches"), so a token another pass stamped meanwhile is left out; the stamp's own guard (`sent_at` still out of
+/// the window) is the last word. On SQLite the write transaction already excludes every other writer.
+struct WakeupClaim {
+    /// Device IDs claimed (their triggers are consumed once their pushes are answered).
+    var devices: [Int64] = []
+    /// Tokens claimed and stamped, opened and ready to push.
+    var targets: [SendWakeupsJob.Target] = []
+    /// Tokens whose sealed value this store key could not open (not stamped, not pushed).
+    var unreadable = 0
+
+    /// Claims up to `limit` due Device IDs with ids above `after` (keyset order, so a Device ID with nothing
+    /// left to push is not found again by the same pass), with their pushable tokens. One write transaction.
+    static func devices(_ db: Database, keyring: StoreKeyring, now: Int64, after: Int64, limit: Int) throws -> WakeupClaim {
+        let window = now - WakeupDebounce.windowMilliseconds
+        return try db.write { db in
+            var claim = WakeupClaim()
+            claim.devices = try db.query("""
+                SELECT d.id FROM relay_devices d WHERE d.id > ? AND \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(limit)\(skipLocked(db))
+                """, [after, window, window]).map { try $0.get(0) }
+            guard !claim.devices.isEmpty else { return claim }
+            let list = claim.devices.map(String.init).joined(separator: ",")
+            let rows = try db.query("""
+                SELECT t.id, t.token_sealed, t.environment, t.sent_at FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
+                WHERE t.device_id IN (\(list)) AND \(WakeupDebounce.mayPushSQL("t"))
+                AND NOT \(TokenCleanup.deadSQL("t"))
+                AND NOT (t.retry_due = 0 AND t.result_at IS NOT NULL AND t.result_at >= dd.last_trigger_at)
+                ORDER BY t.id\(skipLocked(db, of: "t"))
+                """, [window])
+            try claim.stamp(rows, db, keyring: keyring, now: now, window: window)
+            return claim
+        }
+    }
+
+    /// Claims up to `limit` tokens with ids above `after` whose last push must be retried (429, 5xx, no answer),
+    /// out of the debounce window and not dead. One write transaction; `lastToken` continues the walk.
+    static func retries(_ db: Database, keyring: StoreKeyring, now: Int64, after: Int64, limit: Int) throws -> (claim: WakeupClaim, lastToken: Int64?) {
+        let window = now - WakeupDebounce.windowMilliseconds
+        return try db.write { db in
+            var claim = WakeupClaim()
+            let rows = try db.query("""
+                SELECT t.id, t.token_sealed, t.environment, t.sent_at FROM relay_tokens t
+                WHERE t.id > ? AND t.retry_due = 1 AND \(WakeupDebounce.mayPushSQL("t")) AND NOT \(TokenCleanup.deadSQL("t"))
+                ORDER BY t.id LIMIT \(limit)\(skipLocked(db))
+                """, [after, window])
+            try claim.stamp(rows, db, keyring: keyring, now: now, window: window)
+            return (claim, try rows.last.map { try $0.get(0, as: Int64.self) })
+        }
+    }
+
+    /// The relay's one engine-specific clause: PostgreSQL locks the claimed rows and skips those another pass
+    /// holds; SQLite needs nothing (its write transaction excludes other writers).
+    private static func skipLocked(_ db: Database, of table: String? = nil) -> String {
+        guard db.engine == .postgresql else { return "" }
+        return " FOR UPDATE" + (table.map { " OF \($0)" } ?? "") + " SKIP LOCKED"
+    }
+
+    /// Opens and stamps the token `rows` (id, sealed token, environment, sent_at): the stamp is the claim — it
+    /// commits before the push leaves and holds the token for the window. A token whose stamp guard fails (another
+    /// pass stamped it) is left out.
+    private mutating func stamp(_ rows: [Row], _ db: Database, keyring: StoreKeyring, now: Int64, window: Int64) throws {
+        for row in rows {
+            let id: Int64 = try row.get(0)
+            let sealed: [UInt8] = try row.get(1)
+            guard let opened = try? keyring.open(sealed, purpose: Registry.tokenPurpose),
+                  let environment = APNsEnvironment(rawValue: try row.get(2)) else { unreadable += 1; continue }
+            guard try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND \(WakeupDebounce.mayPushSQL())", [now, id, window]) == 1 else { continue }
+            targets.append(SendWakeupsJob.Target(tokenRow: id, token: String(decoding: opened.copyBytes(), as: UTF8.self),
+                                                 environment: environment, previousSentAt: try row.get(3)))
+        }
+    }
+}
