@@ -1,3 +1,4 @@
+import Foundation
 import Cryptography
 import Runner
 import Store
@@ -28,6 +29,13 @@ struct Registry {
     func deviceIndex(_ deviceID: String) -> [UInt8] { keyring.blindIndex(Array(deviceID.utf8), purpose: Self.devicePurpose) }
     func tokenIndex(_ token: String) -> [UInt8] { keyring.blindIndex(Array(token.utf8), purpose: Self.tokenPurpose) }
 
+    /// Serialises the writers of one Device ID's rows until the transaction ends: on PostgreSQL, several
+    /// `serve-relay` processes may register, provision or trigger the same Device ID at once, and each reads before
+    /// it writes (on SQLite the write transaction already excludes them).
+    func lockDevice(_ db: Database, _ deviceID: String) throws {
+        try db.lockForWrite("relay-device:" + deviceIndex(deviceID).map { String(format: "%02x", $0) }.joined())
+    }
+
     /// Whether `register` added a token or refreshed one already held.
     enum RegisterOutcome: String, LogWord { case created, refreshed }
 
@@ -38,6 +46,7 @@ struct Registry {
         let tIndex = tokenIndex(token)
         let sealed = try keyring.seal(Array(token.utf8), purpose: Self.tokenPurpose)
         return try database.write { db in
+            try lockDevice(db, deviceID)
             try db.execute("INSERT INTO relay_devices (device_index, created_at) VALUES (?, ?) ON CONFLICT (device_index) DO NOTHING", [dIndex, now])
             guard let device: Int64 = try db.scalar("SELECT id FROM relay_devices WHERE device_index = ?", [dIndex]) else {
                 throw JobError.internal("the registration row vanished inside its transaction")
@@ -61,6 +70,7 @@ struct Registry {
         let dIndex = deviceIndex(deviceID)
         let tIndex = tokenIndex(token)
         return try database.write { db in
+            try lockDevice(db, deviceID)
             guard let device: Int64 = try db.scalar("SELECT id FROM relay_devices WHERE device_index = ?", [dIndex]) else { return false }
             let removed = try db.execute("DELETE FROM relay_tokens WHERE device_id = ? AND token_index = ?", [device, tIndex])
             try db.execute("DELETE FROM relay_devices WHERE id = ? AND NOT EXISTS (SELECT 1 FROM relay_tokens WHERE device_id = ?)", [device, device])
@@ -77,6 +87,7 @@ struct Registry {
     func recordTrigger(deviceID: String, now: Int64) throws -> Bool {
         let dIndex = deviceIndex(deviceID)
         return try database.write { db in
+            try lockDevice(db, deviceID)
             let updated = try db.execute("""
                 UPDATE relay_devices SET last_trigger_at = max(coalesce(last_trigger_at, 0), ?1),
                     last_push_at = CASE WHEN last_push_at >= ?1 THEN ?1 - 1 ELSE last_push_at END

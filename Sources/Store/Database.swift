@@ -38,6 +38,12 @@ public final class Database {
     private var statementCache: [String: Statement] = [:]
     /// Rows changed by the last statement on a PostgreSQL connection.
     private var postgresChanges = 0
+    /// True when the connection to a PostgreSQL server was lost (it cannot be used again; open a new one).
+    /// Always false for SQLite.
+    public var isBroken: Bool {
+        if case .postgresql(let connection) = backend { return connection.isBroken }
+        return false
+    }
     /// True while `write { }` or `read { }` runs on this connection.
     public private(set) var isInTransaction = false
 

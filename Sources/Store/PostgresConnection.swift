@@ -48,8 +48,10 @@ final class PostgresConnection {
         }
         self.connection = connection
         canceller = PQgetCancel(connection)
-        // Every session of the store speaks UTC and plain strings; times are stored as Unix milliseconds anyway.
-        try execute("SET TIME ZONE 'UTC'; SET standard_conforming_strings = on")
+        // Every session of the store speaks UTC and plain strings (times are stored as Unix milliseconds anyway),
+        // and keeps the server's notices ("relation … already exists, skipping") off our stderr: libpq's default
+        // notice processor prints them, and job's stderr is for log lines and one-line errors.
+        try execute("SET TIME ZONE 'UTC'; SET standard_conforming_strings = on; SET client_min_messages = warning")
     }
 
     deinit {

@@ -3,7 +3,8 @@ import Runner
 import Store
 
 /// Store connections for the server's worker threads: each request checks one out, uses it alone, and
-/// returns it. A connection is never used by two requests at once; idle ones are kept up to `keep`.
+/// returns it. A connection is never used by two requests at once; idle ones are kept up to `keep`. A PostgreSQL
+/// connection found broken (the server restarted or failed over) is dropped, so the next request connects anew.
 final class DatabasePool: @unchecked Sendable {
     // @unchecked: `idle` is touched only under `lock`; a checked-out Database is used by that one request's thread alone.
     let path: String
@@ -17,14 +18,26 @@ final class DatabasePool: @unchecked Sendable {
     }
 
     /// Runs `body` with a connection of its own.
+    ///
+    /// An idle PostgreSQL connection whose server restarted meanwhile fails on first use; `body` then runs once
+    /// more on a new connection (its transaction never reached the server's commit, and every request's store
+    /// effect — a trigger's observation, a registration, a count — is made in one transaction).
     func with<T>(_ body: (Database) throws -> T) throws -> T {
-        let reused = lock.withLock { idle.popLast() }
-        let database: Database
-        if let reused { database = reused } else {
-            do { database = try Database(path: path) } catch { throw StoreFailure.jobError(for: error) }
+        if let reused = lock.withLock({ idle.popLast() }) {
+            do {
+                return try run(body, on: reused)
+            } catch let error as StoreError where error.kind == .connectionLost && reused.isBroken {
+                // Fall through to a fresh connection.
+            }
         }
+        let database: Database
+        do { database = try Database(path: path) } catch { throw StoreFailure.jobError(for: error) }
+        return try run(body, on: database)
+    }
+
+    private func run<T>(_ body: (Database) throws -> T, on database: Database) throws -> T {
         defer {
-            lock.withLock { if idle.count < keep { idle.append(database) } }
+            if !database.isBroken { lock.withLock { if idle.count < keep { idle.append(database) } } }
         }
         return try body(database)
     }

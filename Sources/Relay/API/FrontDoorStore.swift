@@ -54,6 +54,7 @@ struct FrontDoorStore {
                             now: Int64) throws -> (outcome: Registry.RegisterOutcome, kind: Entitlement.Kind) {
         let sealedOriginal = try legacyTransactionID.map { try keyring.seal(Array($0.utf8), purpose: Self.originalPurpose) }
         return try database.write { db in
+            try registry.lockDevice(db, deviceID)
             let (device, created) = try upsertToken(db, deviceID: deviceID, token: token, environment: environment, now: now)
             let existing = try Self.entitlement(db, device: device)
             let kind: Entitlement.Kind = legacyTransactionID == nil ? .operatorProvisioned : .legacy
@@ -84,6 +85,8 @@ struct FrontDoorStore {
         let sealed = try keyring.seal(Array(verified.originalTransactionID.utf8), purpose: Self.originalPurpose)
         let dIndex = registry.deviceIndex(deviceID)
         return try database.write { db in
+            try registry.lockDevice(db, deviceID)
+            try db.lockForWrite("relay-original:" + index.map { String(format: "%02x", $0) }.joined())
             if let device: Int64 = try db.scalar("SELECT id FROM relay_devices WHERE device_index = ?", [dIndex]),
                let existing = try Self.entitlement(db, device: device), existing.kind == .storekit {
                 if existing.originalIndex == index {
@@ -110,6 +113,7 @@ struct FrontDoorStore {
         let index = originalIndex(verified.originalTransactionID)
         let dIndex = registry.deviceIndex(deviceID)
         try database.write { db in
+            try registry.lockDevice(db, deviceID)
             try db.execute("""
                 UPDATE relay_entitlements SET expires_at = ?, revoked_at = ?, signed_at = ?
                 WHERE kind = 'storekit' AND original_index = ? AND coalesce(signed_at, 0) <= ?
@@ -124,6 +128,8 @@ struct FrontDoorStore {
     func refreshLegacy(deviceID: String, token: String, transactionID: String, now: Int64) throws -> LegacyOutcome {
         let dIndex = registry.deviceIndex(deviceID), tIndex = registry.tokenIndex(token), oIndex = originalIndex(transactionID)
         return try database.write { db in
+            try registry.lockDevice(db, deviceID)
+            try db.lockForWrite("relay-original:" + oIndex.map { String(format: "%02x", $0) }.joined())
             let changed = try db.execute("""
                 UPDATE relay_tokens SET registered_at = max(registered_at, ?)
                 WHERE token_index = ? AND device_id = (
@@ -151,6 +157,7 @@ struct FrontDoorStore {
     func trigger(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
         let dIndex = registry.deviceIndex(deviceID)
         return try database.write { db in
+            try registry.lockDevice(db, deviceID)
             if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
             guard let row = try db.queryOne("SELECT id, last_push_at FROM relay_devices WHERE device_index = ?", [dIndex]) else { return .notProvisioned }
             let device: Int64 = try row.get(0)
