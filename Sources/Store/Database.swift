@@ -335,6 +335,13 @@ public final class Database {
             rollbackQuietly()
             throw error
         }
+        // PostgreSQL aborts the whole transaction at a failed statement, and then answers COMMIT with a ROLLBACK
+        // ("ERROR: current transaction is aborted, commands ignored until end of transaction block"); SQLite rolls
+        // back only the statement. A body that caught such a failure and returned must not be taken as committed.
+        if case .postgresql(let connection) = backend, connection.isInFailedTransaction {
+            rollbackQuietly()
+            throw StoreError(postgresState: "25P02", message: "a statement failed inside the transaction, which was rolled back", sql: begin)
+        }
         do {
             try execute("COMMIT")
         } catch {

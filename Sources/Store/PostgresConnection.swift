@@ -118,6 +118,9 @@ final class PostgresConnection {
     /// True when the server closed this connection or it was lost.
     var isBroken: Bool { PQstatus(connection) != CONNECTION_OK }
 
+    /// True when the open transaction block was aborted by a failed statement (only ROLLBACK is accepted now).
+    var isInFailedTransaction: Bool { PQtransactionStatus(connection) == PQTRANS_INERROR }
+
     /// True while a transaction block is open on the server side (including one aborted by an error).
     var isInServerTransaction: Bool {
         let status = PQtransactionStatus(connection)

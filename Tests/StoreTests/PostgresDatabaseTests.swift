@@ -87,6 +87,21 @@ import TestSupport
         #expect(try db.scalar("SELECT count(*) FROM t") as Int? == 1)
     }
 
+    @Test func aWriteWhoseBodySwallowedAFailedStatementIsRolledBackNotReportedAsCommitted() throws {
+        let (db, _) = try open()
+        try db.execute("INSERT INTO t (name) VALUES (?)", ["taken"])
+        do {
+            try db.write { db in
+                try db.execute("INSERT INTO t (name) VALUES (?)", ["new"])
+                _ = try? db.execute("INSERT INTO t (name) VALUES (?)", ["taken"])  // fails: the server aborts the transaction
+            }
+            Issue.record("the write was reported committed")
+        } catch let error as StoreError {
+            #expect(error.sqlState == "25P02")
+        }
+        #expect(try db.scalar("SELECT count(*) FROM t") as Int? == 1)
+    }
+
     @Test func failuresAreSortedIntoKindsWithTheSQLButNeverTheValues() throws {
         let (db, _) = try open()
         try db.execute("INSERT INTO t (name) VALUES (?)", ["secret-device-id"])
