@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient"]),
-        .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport"]),
+        .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport", "Chaos"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "QUIC", "CQUIC", "Cryptography", "TestSupport", "job"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
