@@ -57,8 +57,8 @@ public final class PostgresCluster: Sendable {
     private init(bin: String) throws {
         binDirectory = bin
         serverUser = geteuid() == 0 ? try ServerUser.nobody() : nil
-        directory = try Self.makeDirectory(serverUser: serverUser)
         port = try FreeLoopbackPort.find()
+        directory = try Self.makeDirectory(serverUser: serverUser)
         watchdog = Mutex(nil)
     }
 
