@@ -1,11 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// BackgroundJobs: one executable, `job`, running one-pass background jobs over a shared SQLite store.
+/// BackgroundJobs: one executable, `job`, running one-pass background jobs over a shared SQLite store (or, for
+/// the relay role, a PostgreSQL database).
 ///
 /// Dependencies are the Debian system libraries only (no outside SwiftPM package can be fetched):
 /// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev, zlib1g-dev, libngtcp2-dev,
-/// libngtcp2-crypto-gnutls-dev, libgnutls28-dev, libmicrohttpd-dev.
+/// libngtcp2-crypto-gnutls-dev, libgnutls28-dev, libmicrohttpd-dev, libpq-dev.
 let package = Package(
     name: "BackgroundJobs",
     products: [
