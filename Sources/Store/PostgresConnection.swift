@@ -99,7 +99,7 @@ final class PostgresConnection {
             try check(result, sql: sql)
             prepared[key] = name
         }
-        let result = try withParameterPointers(buffers) { pointers in
+        let result = withParameterPointers(buffers) { pointers in
             PQexecPrepared(connection, name, Int32(values.count), pointers, lengths, formats, 0)
         }
         defer { PQclear(result) }
