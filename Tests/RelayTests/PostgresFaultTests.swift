@@ -163,7 +163,8 @@ import TestSupport
         }
 
         let store = try cluster.createDatabase(label: "roles")
-        for command in [["sweep-grants"], ["mint-pool"], ["media-inbox"], ["retrigger-stale"]] {
+        for command in [["sweep-grants"], ["mint-pool"], ["media-inbox"], ["retrigger-stale"], ["grants", "list"], ["pool", "show"], ["identity", "list"],
+                        ["serve-link", "--listen", "127.0.0.1:0"]] {
             let result = try JobProcess.run(["--store", store.url] + command, environment: env)
             #expect(result.exitCode == 64, "\(command): \(result.stderr)")
             let lines = errorLines(result)
