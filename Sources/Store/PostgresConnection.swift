@@ -219,7 +219,7 @@ final class PostgresConnection {
         var failure: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(conninfo, &failure) else {
             if let failure { PQfreemem(failure) }
-            throw StoreError(postgresState: "08001", message: "the store location is not a valid PostgreSQL connection string (a postgresql:// URI or keyword=value pairs)")
+            throw StoreError(postgresState: "08001", message: "the store location is not a valid PostgreSQL connection string; give a postgresql:// URI or keyword=value pairs")
         }
         defer { PQconninfoFree(options) }
         var secrets: [String] = []
