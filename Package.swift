@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "Chaos"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Relay", "Grants", "TokenPool"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store", "Chaos"]),
     ],
     swiftLanguageModes: [.v6]
 )

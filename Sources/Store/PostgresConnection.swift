@@ -29,6 +29,7 @@ final class PostgresConnection {
     /// string. … Any previous keywords are overridden by the expanded ones" — PQconnectdbParams. So the defaults
     /// given before `dbname` (a connect timeout, the application name) yield to whatever the operator wrote.
     init(conninfo: String, connectTimeoutSeconds: Int) throws {
+        let secrets = try Self.secrets(in: conninfo)
         let keywords = ["connect_timeout", "fallback_application_name", "dbname"]
         let values = [String(connectTimeoutSeconds), "job", conninfo]
         let keywordPointers = keywords.map { strdup($0) } + [nil]
@@ -40,7 +41,7 @@ final class PostgresConnection {
             throw StoreError(postgresState: "08000", message: "libpq could not allocate a connection")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.firstLine(PQerrorMessage(connection))
+            let message = Self.redacting(secrets, in: Self.firstLine(PQerrorMessage(connection)))
             PQfinish(connection)
             // An address, a refused or timed-out connection, a failed authentication, a missing database: the
             // service is not there for us. The SQLSTATE class 08 (connection exception) marks it.
@@ -99,7 +100,7 @@ final class PostgresConnection {
             try check(result, sql: sql)
             prepared[key] = name
         }
-        let result = try withParameterPointers(buffers) { pointers in
+        let result = withParameterPointers(buffers) { pointers in
             PQexecPrepared(connection, name, Int32(values.count), pointers, lengths, formats, 0)
         }
         defer { PQclear(result) }
@@ -212,6 +213,30 @@ final class PostgresConnection {
             index += 2
         }
         return out
+    }
+
+    /// The values in `conninfo` no message may show (its password), parsed as libpq parses it. A string libpq
+    /// cannot parse fails here with a fixed message: libpq's own ("invalid URI query parameter: …", "missing "="
+    /// after …") quotes the string, password included.
+    static func secrets(in conninfo: String) throws -> [String] {
+        var failure: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &failure) else {
+            if let failure { PQfreemem(failure) }
+            throw StoreError(postgresState: "08001", message: "the store location is not a valid PostgreSQL connection string; give a postgresql:// URI or keyword=value pairs")
+        }
+        defer { PQconninfoFree(options) }
+        var secrets: [String] = []
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 { secrets.append(String(cString: value)) }
+            option += 1
+        }
+        return secrets
+    }
+
+    /// `message` with every occurrence of each of `secrets` replaced.
+    static func redacting(_ secrets: [String], in message: String) -> String {
+        secrets.reduce(message) { $0.replacingOccurrences(of: $1, with: "(password)") }
     }
 
     static func firstLine(_ message: UnsafePointer<CChar>?) -> String {

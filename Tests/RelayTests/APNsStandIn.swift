@@ -58,10 +58,12 @@ final class APNsStandIn {
         _ = rename(temporary, path)
     }
 
-    /// The requests received so far, one dictionary each, oldest first.
+    /// The requests received so far, one dictionary each, oldest first (a line the stand-in is still writing is left
+    /// for the next call).
     func received() throws -> [[String: Any]] {
         let text = try String(contentsOfFile: logFile, encoding: .utf8)
-        return try text.split(separator: "\n").map { line in
+        let complete = text.hasSuffix("\n") ? Substring(text) : text[..<(text.lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex)]
+        return try complete.split(separator: "\n").map { line in
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { throw TestFailure("bad log line") }
             return object
         }

@@ -38,8 +38,8 @@ import Testing
         return survivors
     }
 
-    @Test func thePassRemovesExactlyWhatTheRuleSaysInBatchesAndIsIdempotent() throws {
-        let h = RelayHarness()
+    @Test(arguments: StoreKind.allCases) func thePassRemovesExactlyWhatTheRuleSaysInBatchesAndIsIdempotent(_ kind: StoreKind) throws {
+        let h = try RelayHarness(kind)
         let survivors = try seed(h, count: 2_600)
         let db = try h.database()
         let before: Int = try db.scalar("SELECT count(*) FROM relay_tokens") ?? 0
@@ -62,8 +62,8 @@ import Testing
         #expect(Set(try db.query("SELECT id FROM relay_tokens").map { try $0.get(0, as: Int64.self) }) == survivors)
     }
 
-    @Test func aTokenProvisionedAgainAfterItsVerdictSurvives() throws {
-        let h = RelayHarness()
+    @Test(arguments: StoreKind.allCases) func aTokenProvisionedAgainAfterItsVerdictSurvives(_ kind: StoreKind) throws {
+        let h = try RelayHarness(kind)
         let device = Fixture.deviceID(1)
         try h.register(device, Fixture.token(1), now: Fixture.t0)
         let db = try h.database()

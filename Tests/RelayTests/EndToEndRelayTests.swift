@@ -5,10 +5,11 @@ import TestSupport
 /// The relay module wired into the real `job` binary: its jobs are listed, its commands run, errors keep
 /// their documented exit codes and say nothing identifying on stderr.
 @Suite struct EndToEndRelayTests {
-    @Test func theBuiltJobRunsTheRelayCommandsWithTheirExitCodes() throws {
+    @Test(arguments: StoreKind.allCases) func theBuiltJobRunsTheRelayCommandsWithTheirExitCodes(_ kind: StoreKind) throws {
         let home = TemporaryDirectory("e2e-relay")
-        let env = JobProcess.environment(home: home.path)
-        let store = ["--store", home.file("store.sqlite")]
+        let testStore = try TestStore.make(kind, in: home)
+        let env = JobProcess.environment(home: home.path, testStore.environment)
+        let store = ["--store", testStore.location]
         let list = try JobProcess.run(store + ["list"], environment: env)
         #expect(list.exitCode == 0)
         for name in ["retrigger-stale", "send-wakeups", "clean-tokens"] { #expect(list.stdout.contains(name)) }

@@ -7,8 +7,8 @@ import Testing
 
 /// `job relay register|unregister|trigger|show` over a real store file.
 @Suite struct RegistrationTests {
-    @Test func oneDeviceHoldsSeveralTokensAndReRegisteringRefreshesTheTime() throws {
-        let h = RelayHarness()
+    @Test(arguments: StoreKind.allCases) func oneDeviceHoldsSeveralTokensAndReRegisteringRefreshesTheTime(_ kind: StoreKind) throws {
+        let h = try RelayHarness(kind)
         let device = Fixture.deviceID(1)
         try h.register(device, Fixture.token(1), now: Fixture.t0)
         try h.register(device, Fixture.token(2), environment: "sandbox", now: Fixture.t0)
@@ -24,15 +24,15 @@ import Testing
         #expect(show.contains("\"devices\":1,\"tokens\":2,\"production_tokens\":1,\"sandbox_tokens\":1"))
     }
 
-    @Test func tokensAndDeviceIDsAreNeverStoredInTheClear() throws {
-        let h = RelayHarness()
+    @Test(arguments: StoreKind.allCases) func tokensAndDeviceIDsAreNeverStoredInTheClear(_ kind: StoreKind) throws {
+        let h = try RelayHarness(kind)
         let device = Fixture.deviceID(2)
         let token = Fixture.token(7)
         try h.register(device, token, now: Fixture.t0)
         try h.command(["relay", "trigger"], ["--device-id", device], now: Fixture.t0)
         let db = try h.database()
-        try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: h.job.storePath))
+        let bytes = try h.store.storedBytes()
+        #expect(bytes.count > 0)
         let file = String(decoding: bytes, as: UTF8.self)
         #expect(!file.contains(token) && !file.contains(device) && !file.contains(device.replacingOccurrences(of: "-", with: "")))
         #expect(bytes.range(of: Data(try Hex.decode(token))) == nil)
@@ -44,8 +44,8 @@ import Testing
         #expect(!h.everything.contains(token) && !h.everything.contains(device))
     }
 
-    @Test func unregisterRemovesOneTokenAndTheDeviceWithItsLast() throws {
-        let h = RelayHarness()
+    @Test(arguments: StoreKind.allCases) func unregisterRemovesOneTokenAndTheDeviceWithItsLast(_ kind: StoreKind) throws {
+        let h = try RelayHarness(kind)
         let device = Fixture.deviceID(3)
         try h.register(device, Fixture.token(1), now: Fixture.t0)
         try h.register(device, Fixture.token(2), now: Fixture.t0)
@@ -59,8 +59,8 @@ import Testing
         #expect(try db.scalar("SELECT count(*) FROM relay_devices") == 0)
     }
 
-    @Test func aTriggerStoresTheObservationTimeOnlyForARegisteredDevice() throws {
-        let h = RelayHarness()
+    @Test(arguments: StoreKind.allCases) func aTriggerStoresTheObservationTimeOnlyForARegisteredDevice(_ kind: StoreKind) throws {
+        let h = try RelayHarness(kind)
         let device = Fixture.deviceID(5)
         let error = #expect(throws: JobError.self) { try h.command(["relay", "trigger"], ["--device-id", device], now: Fixture.t0) }
         #expect(error?.exitCode == .dataError)
@@ -73,8 +73,8 @@ import Testing
         #expect(try h.database().scalar("SELECT last_trigger_at FROM relay_devices") == t1.unixMilliseconds)
     }
 
-    @Test func malformedOptionsAreRefusedWithoutEchoingThemOrWritingAnything() throws {
-        let h = RelayHarness()
+    @Test(arguments: StoreKind.allCases) func malformedOptionsAreRefusedWithoutEchoingThemOrWritingAnything(_ kind: StoreKind) throws {
+        let h = try RelayHarness(kind)
         let cases: [([String], [String], ExitCode)] = [
             (["relay", "register"], ["--device-id", "NOT-A-DEVICE", "--apns-token", Fixture.token(1)], .dataError),
             (["relay", "register"], ["--device-id", Fixture.deviceID(1), "--apns-token", "xyz-secret"], .dataError),

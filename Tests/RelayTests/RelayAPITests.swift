@@ -14,10 +14,10 @@ import TestSupport
         ["device_id": device ?? self.device, "apns_token": token ?? self.token, "transaction_id": jws]
     }
 
-    @Test func theAppProvisionsTheHomeserverTriggersAndStatusReportsTheObservationThroughNginx() throws {
+    @Test(arguments: StoreKind.allCases) func theAppProvisionsTheHomeserverTriggersAndStatusReportsTheObservationThroughNginx(_ kind: StoreKind) throws {
         try #require(RelayFront.isNginxInstalled, "Debian's nginx package is required")
         let chain = try StoreKitChain()
-        let front = RelayFront(chain: chain)
+        let front = try RelayFront(kind, chain: chain)
         try front.startServer(["--no-push"])
         try front.startNginx()
         defer { front.stop() }
@@ -58,16 +58,15 @@ import TestSupport
         let output = front.serverOutput
         for canary in [device, token, Fixture.token(42), jws, "2000000123456789"] { #expect(!output.contains(canary)) }
         // The store keeps the limited verification record only: no JWS (nor any part of it), no plain transaction id,
-        // Device ID or token in the database or its WAL.
-        var stored = Data()
-        for suffix in ["", "-wal"] { stored.append((try? Data(contentsOf: URL(fileURLWithPath: front.store + suffix))) ?? Data()) }
+        // Device ID or token in the database or its WAL (on PostgreSQL: in a dump of the database).
+        let stored = try front.testStore.storedBytes()
         #expect(stored.count > 0)
         for part in jws.split(separator: ".").map(String.init) + [device, device.replacingOccurrences(of: "-", with: ""), token, "2000000123456789"] {
             #expect(stored.range(of: Data(part.utf8)) == nil, "the store holds \(part.prefix(12))…")
         }
     }
 
-    @Test func forgedOrForeignSignedTransactionsAreRefusedWithTheirCodesAndStoreNothing() throws {
+    @Test(arguments: StoreKind.allCases) func forgedOrForeignSignedTransactionsAreRefusedWithTheirCodesAndStoreNothing(_ kind: StoreKind) throws {
         try #require(RelayFront.isNginxInstalled, "Debian's nginx package is required")
         let chain = try StoreKitChain()
         let forgery = TemporaryDirectory("forgery")
@@ -78,7 +77,7 @@ import TestSupport
         let leafUnderPlain = try StoreKitChain.issue(forgery, "leaf-under-plain", by: noIntermediateOID, ca: false, oid: "1.2.840.113635.100.6.11.1")
         let noLeafOID = try StoreKitChain.issue(forgery, "plain-leaf", by: chain.intermediate, ca: false, oid: nil)
         let shortLeaf = try StoreKitChain.issue(forgery, "short-leaf", by: chain.intermediate, ca: false, oid: "1.2.840.113635.100.6.11.1", days: 1)
-        let front = RelayFront(chain: chain)
+        let front = try RelayFront(kind, chain: chain)
         try front.startServer(["--no-push"])
         try front.startNginx()
         defer { front.stop() }
@@ -114,7 +113,7 @@ import TestSupport
         #expect(try front.send("POST", "/api/v1/provision", provisionBody(try chain.jws(ok))).status == 200)
     }
 
-    @Test func theBuiltInRootIsApplesG3ByteForByteAndRefusesATestChain() throws {
+    @Test(arguments: StoreKind.allCases) func theBuiltInRootIsApplesG3ByteForByteAndRefusesATestChain(_ kind: StoreKind) throws {
         let chain = try StoreKitChain()
         // The built-in root: SHA-256 of the DER equals Apple's published fingerprint for Apple Root CA - G3.
         let pem = try String(contentsOfFile: RelayFront.repositoryRoot + "/Sources/Relay/StoreKit/AppleRootCAG3.swift", encoding: .utf8)
@@ -125,23 +124,24 @@ import TestSupport
         #expect(Hex.encode(SHA256.hash(der)) == "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179")
 
         // Without STOREKIT_ROOT_CA_FILE the relay trusts only Apple's root: a perfectly signed test chain is refused.
-        let front = RelayFront(chain: nil)
+        let front = try RelayFront(kind, chain: nil)
         try front.startServer(["--no-push"])
         defer { front.stop() }
         let answer = try front.send("POST", "/api/v1/provision", provisionBody(try chain.jws(StoreKitChain.payload(now: Date()))), base: front.directURL)
         #expect(answer.status == 401, "\(answer.json)")
         #expect(!front.serverOutput.contains("storekit.root_replaced"))
         // With it, the replacement is logged at start.
-        let replaced = RelayFront(chain: chain)
+        let replaced = try RelayFront(kind, chain: chain)
         try replaced.startServer(["--no-push"])
         defer { replaced.stop() }
         #expect(replaced.serverOutput.contains("storekit.root_replaced"))
     }
 
-    @Test func badConfigurationAtStartExits78WithAClearMessage() throws {
+    @Test(arguments: StoreKind.allCases) func badConfigurationAtStartExits78WithAClearMessage(_ kind: StoreKind) throws {
         let home = TemporaryDirectory("relay-config")
-        let store = ["--store", home.file("relay.sqlite")]
-        let base = JobProcess.environment(home: home.path)
+        let testStore = try TestStore.make(kind, in: home, file: "relay.sqlite")
+        let store = ["--store", testStore.location]
+        let base = JobProcess.environment(home: home.path, testStore.environment)
         let noBundle = try JobProcess.run(store + ["serve-relay", "--listen", "127.0.0.1:0"], environment: base.merging(["STOREKIT_PRODUCT_IDS": "p"]) { $1 })
         #expect(noBundle.exitCode == 78 && noBundle.stderr.contains("STOREKIT_BUNDLE_ID is not set"), "\(noBundle.stderr)")
         let full = base.merging(["STOREKIT_BUNDLE_ID": "eu.vaultsync.app", "STOREKIT_PRODUCT_IDS": "p"]) { $1 }

@@ -13,7 +13,8 @@ final class RelayFront {
     }
 
     let directory = TemporaryDirectory("front")
-    let store: String
+    let testStore: TestStore
+    var store: String { testStore.location }
     let environment: [String: String]
     private(set) var servers: [JobProcess.Running] = []
     private(set) var serverPorts: [Int] = []
@@ -24,10 +25,11 @@ final class RelayFront {
     var url: String { "https://127.0.0.1:\(nginxPort)" }
     var directURL: String { "http://127.0.0.1:\(serverPorts[0])" }
 
-    /// The store and environment the servers get (`STOREKIT_*` for `chain`, plus `extra`).
-    init(chain: StoreKitChain?, extra: [String: String] = [:]) {
-        store = directory.file("relay.sqlite")
+    /// The store (of `kind`) and environment the servers get (`STOREKIT_*` for `chain`, the store's key file, plus `extra`).
+    init(_ kind: StoreKind = .sqlite, cluster: PostgresCluster? = nil, chain: StoreKitChain?, extra: [String: String] = [:]) throws {
+        testStore = try TestStore.make(kind, in: directory, file: "relay.sqlite", cluster: cluster)
         var env = JobProcess.environment(home: directory.path, ["STOREKIT_BUNDLE_ID": StoreKitChain.bundleID, "STOREKIT_PRODUCT_IDS": StoreKitChain.productID])
+            .merging(testStore.environment) { $1 }
         if let chain { env["STOREKIT_ROOT_CA_FILE"] = chain.rootFile }
         for (key, value) in extra { env[key] = value }
         environment = env

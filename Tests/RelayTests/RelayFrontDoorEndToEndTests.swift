@@ -8,7 +8,7 @@ import TestSupport
 /// with `RELAY_URL` at nginx, nginx (the shipped site, TLS), `serve-relay`, the store, the `send-wakeups` pass
 /// serve-relay starts itself, and the APNs stand-in.
 @Suite struct RelayFrontDoorEndToEndTests {
-    @Test func aStalePeerOnTheHomeserverWakesEachProvisionedTokenExactlyOnceThroughNginxAndServeRelay() throws {
+    @Test(arguments: StoreKind.allCases) func aStalePeerOnTheHomeserverWakesEachProvisionedTokenExactlyOnceThroughNginxAndServeRelay(_ kind: StoreKind) throws {
         try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
         try #require(RelayFront.isNginxInstalled, "Debian's nginx package is required")
         let directory = TemporaryDirectory("frontdoor-e2e")
@@ -30,7 +30,7 @@ import TestSupport
         let apns = try APNsStandIn()
         defer { apns.stop() }
         let chain = try StoreKitChain()
-        let front = RelayFront(chain: chain, extra: apns.environment())
+        let front = try RelayFront(kind, chain: chain, extra: apns.environment())
         try front.startServer()
         try front.startNginx()
         defer { front.stop() }
@@ -46,7 +46,7 @@ import TestSupport
             let need = try a.completion(of: b.deviceID, folder: "vault")["needItems"] as? Int
             return FileManager.default.fileExists(atPath: folderA + "/from-b.md") && FileManager.default.fileExists(atPath: folderB + "/from-a.md") && need == 0
         }
-        let h = RelayHarness(environment: ["HOME": directory.path, "STHOMEDIR": a.home, "RELAY_URL": front.url, "RELAY_CA_FILE": front.caFile])
+        let h = try RelayHarness(environment: ["HOME": directory.path, "STHOMEDIR": a.home, "RELAY_URL": front.url, "RELAY_CA_FILE": front.caFile])
         let inSync = try h.pass("retrigger-stale", now: Date())
         #expect(inSync.exitCode == .success && inSync.result.counts["triggered"] == 0, "\(inSync.error?.message ?? "")")
 

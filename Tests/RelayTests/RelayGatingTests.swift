@@ -14,8 +14,8 @@ import TestSupport
         try JobProcess.run(["--store", front.store] + (now.map { ["--now", $0] } ?? []) + arguments, environment: front.environment)
     }
 
-    @Test func theLegacyNumericIdRefreshesOnlyAnExactLegacyRegistrationAndOnlyUntilTheCutoff() throws {
-        let front = RelayFront(chain: nil)
+    @Test(arguments: StoreKind.allCases) func theLegacyNumericIdRefreshesOnlyAnExactLegacyRegistrationAndOnlyUntilTheCutoff(_ kind: StoreKind) throws {
+        let front = try RelayFront(kind, chain: nil)
         let legacyID = "1000000000000001"
         let imported = try cli(front, ["relay", "register", "--device-id", device, "--apns-token", token, "--legacy-transaction-id", legacyID], now: "2026-09-01T00:00:00Z")
         #expect(imported.exitCode == 0 && imported.stdout.contains("legacy"), "\(imported.stderr)")
@@ -41,8 +41,8 @@ import TestSupport
         #expect(try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": legacyID], base: beforeURL).status == 403)
     }
 
-    @Test func operatorProvisionedDevicesPassUntilUnregisteredOrTheirExpiryAndShowTellsTheKindsApart() throws {
-        let front = RelayFront(chain: nil)
+    @Test(arguments: StoreKind.allCases) func operatorProvisionedDevicesPassUntilUnregisteredOrTheirExpiryAndShowTellsTheKindsApart(_ kind: StoreKind) throws {
+        let front = try RelayFront(kind, chain: nil)
         let other = Fixture.deviceID(53)
         #expect(try cli(front, ["relay", "register", "--device-id", device, "--apns-token", token], now: "2026-05-01T00:00:00Z").exitCode == 0)
         #expect(try cli(front, ["relay", "register", "--device-id", other, "--apns-token", Fixture.token(53), "--expires", "2026-06-01T00:00:00Z"],
@@ -60,9 +60,9 @@ import TestSupport
         #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base).status == 403)
     }
 
-    @Test func revokedEvidenceStopsTriggersAndOlderOrConflictingTransactionsAre409() throws {
+    @Test(arguments: StoreKind.allCases) func revokedEvidenceStopsTriggersAndOlderOrConflictingTransactionsAre409(_ kind: StoreKind) throws {
         let chain = try StoreKitChain()
-        let front = RelayFront(chain: chain)
+        let front = try RelayFront(kind, chain: chain)
         let port = try front.startServer(["--no-push"])
         defer { front.stop() }
         let base = "http://127.0.0.1:\(port)"
@@ -88,10 +88,10 @@ import TestSupport
         #expect(try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": current], base: base).status == 403)
     }
 
-    @Test func aTriggerInsideTheDebounceWindowIsObservedAtOnceButPushedOnlyWhenTheWindowEnds() throws {
+    @Test(arguments: StoreKind.allCases) func aTriggerInsideTheDebounceWindowIsObservedAtOnceButPushedOnlyWhenTheWindowEnds(_ kind: StoreKind) throws {
         let apns = try APNsStandIn()
         defer { apns.stop() }
-        let front = RelayFront(chain: nil, extra: apns.environment())
+        let front = try RelayFront(kind, chain: nil, extra: apns.environment())
         #expect(try cli(front, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0)
         let first = try front.startServer(["--no-push"], now: "@1800000000")
         let second = try front.startServer(["--no-push"], now: "@1800000010")
@@ -112,9 +112,9 @@ import TestSupport
         #expect(try apns.received().count == 2)
     }
 
-    @Test func answerCodesForRoutesMethodsMediaTypesMalformedJsonAndOversizedBodies() throws {
+    @Test(arguments: StoreKind.allCases) func answerCodesForRoutesMethodsMediaTypesMalformedJsonAndOversizedBodies(_ kind: StoreKind) throws {
         try #require(RelayFront.isNginxInstalled, "Debian's nginx package is required")
-        let front = RelayFront(chain: nil)
+        let front = try RelayFront(kind, chain: nil)
         try front.startServer(["--no-push"])
         try front.startNginx()
         defer { front.stop() }
@@ -138,8 +138,8 @@ import TestSupport
         #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer)")
     }
 
-    @Test func rateLimitsPerDeviceIdHoldAcrossTwoServeRelayProcessesOnOneStore() throws {
-        let front = RelayFront(chain: nil)
+    @Test(arguments: StoreKind.allCases) func rateLimitsPerDeviceIdHoldAcrossTwoServeRelayProcessesOnOneStore(_ kind: StoreKind) throws {
+        let front = try RelayFront(kind, chain: nil)
         #expect(try cli(front, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0)
         let a = try front.startServer(["--no-push"]), b = try front.startServer(["--no-push"])
         defer { front.stop() }
@@ -164,8 +164,8 @@ import TestSupport
         #expect(!logs.contains(device))
     }
 
-    @Test func slowAndIdleClientsAreCutAndCannotHoldTheServer() throws {
-        let front = RelayFront(chain: nil)
+    @Test(arguments: StoreKind.allCases) func slowAndIdleClientsAreCutAndCannotHoldTheServer(_ kind: StoreKind) throws {
+        let front = try RelayFront(kind, chain: nil)
         let port = try front.startServer(["--no-push", "--idle-timeout", "2", "--request-timeout", "2", "--max-connections", "400"])
         defer { front.stop() }
         // 200 connections that never finish their headers.
@@ -197,10 +197,10 @@ import TestSupport
 extension RelayGatingTests {
     /// Started the way serve-relay.socket starts it: systemd's own `systemd-socket-activate` binds the socket and
     /// passes it (`LISTEN_FDS`, `LISTEN_PID`); serve-relay answers on it without --listen.
-    @Test func serveRelayAnswersOnTheSocketSystemdPasses() throws {
+    @Test(arguments: StoreKind.allCases) func serveRelayAnswersOnTheSocketSystemdPasses(_ kind: StoreKind) throws {
         let activate = "/usr/bin/systemd-socket-activate"
         try #require(FileManager.default.isExecutableFile(atPath: activate), "systemd's systemd-socket-activate is required")
-        let front = RelayFront(chain: nil)
+        let front = try RelayFront(kind, chain: nil)
         let port = unusedPort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: activate)
@@ -226,8 +226,8 @@ extension RelayGatingTests {
         #expect(process.terminationStatus == 0)
     }
 
-    @Test func idleClientsHoldingEveryConnectionSlotAreCutSoTheNextClientIsServed() throws {
-        let front = RelayFront(chain: nil)
+    @Test(arguments: StoreKind.allCases) func idleClientsHoldingEveryConnectionSlotAreCutSoTheNextClientIsServed(_ kind: StoreKind) throws {
+        let front = try RelayFront(kind, chain: nil)
         let port = try front.startServer(["--no-push", "--max-connections", "8", "--threads", "2", "--idle-timeout", "2"])
         defer { front.stop() }
         // Eight clients take every slot and send nothing; the ninth waits in the backlog, not refused.

@@ -4,19 +4,24 @@ import Runner
 import Store
 import TestSupport
 
-/// An in-process `job` with the relay module over a temporary store: runs commands and passes, and
-/// keeps every output and log line for the privacy checks.
+/// An in-process `job` with the relay module over a temporary store of either kind: runs commands and passes,
+/// and keeps every output and log line for the privacy checks.
 final class RelayHarness {
     let job: InProcessJob
+    let store: TestStore
     private(set) var outputs: [String] = []
 
-    init(environment: [String: String] = [:]) {
+    init(_ kind: StoreKind = .sqlite, environment: [String: String] = [:]) throws {
         job = InProcessJob(modules: [RunnerModule.module, RelayModule.module], environment: environment)
+        store = try TestStore.make(kind, in: job.directory)
+        job.storePath = store.location
+        job.environment = environment.merging(store.environment) { $1 }
     }
 
+    /// The environment of every command and pass; the store's own settings (its key file) always stay in it.
     var environment: [String: String] {
         get { job.environment }
-        set { job.environment = newValue }
+        set { job.environment = newValue.merging(store.environment) { $1 } }
     }
 
     /// Runs the module command at `path` with `tokens`; returns stdout, or throws its `JobError`.

@@ -1,16 +1,23 @@
+import Chaos
 import Foundation
 import Relay
 import Runner
 import Store
 import TestSupport
 
-/// One relay node driven through the real `job` binary: its home, store file and environment.
+/// One relay node driven through the real `job` binary: its home, store (a file or a PostgreSQL database) and
+/// environment.
 final class RelayMachine {
     let home = TemporaryDirectory("relay-machine")
-    var store: String { home.file("store.sqlite") }
+    let testStore: TestStore
+    var store: String { testStore.location }
     var extra: [String: String]
 
-    init(environment: [String: String] = [:]) { extra = environment }
+    /// A node over a new store of `kind` (on PostgreSQL: a new database on `cluster`, by default the shared one).
+    init(_ kind: StoreKind = .sqlite, cluster: PostgresCluster? = nil, environment: [String: String] = [:]) throws {
+        testStore = try TestStore.make(kind, in: home, cluster: cluster)
+        extra = environment.merging(testStore.environment) { $1 }
+    }
 
     /// Runs `job --store STORE [--now @SECONDS] arguments…` to completion.
     @discardableResult
@@ -47,7 +54,7 @@ final class RelayMachine {
     /// Bulk registrations written straight into the store file (the rows `relay register` writes), for load.
     /// The store and its key must exist (register one token through the binary first).
     func seed(devices: Int, tokensPerDevice: Int, registeredAt: Int64, triggeredAt: Int64?, deviceID: (Int) -> String, token: (Int, Int) -> String) throws {
-        let key = try StoreKeyLocation.resolve(environment: [:], storePath: store).load()
+        let key = try StoreKeyLocation.resolve(environment: testStore.environment, storePath: store).load()
         try RegistrationSeeder.seed(database: try Database(path: store), storeKey: key, devices: devices, tokensPerDevice: tokensPerDevice,
                                     registeredAt: registeredAt, triggeredAt: triggeredAt, deviceID: deviceID, token: token, result: { _, _ in .none })
     }

@@ -12,7 +12,7 @@ import TestSupport
     /// The tokens the stand-in received (one entry per request), oldest first.
     func pushed(_ standIn: APNsStandIn) throws -> [String] { try standIn.received().compactMap { $0["token"] as? String } }
 
-    @Test func aDeadTokenIsNeverPushedAgainAfterItsVerdict() throws {
+    @Test(arguments: StoreKind.allCases) func aDeadTokenIsNeverPushedAgainAfterItsVerdict(_ kind: StoreKind) throws {
         let tokens = (1...7).map(Fixture.token)
         let standIn = try APNsStandIn(answers: [
             tokens[0]: .init(status: 400, reason: "BadDeviceToken"),
@@ -24,7 +24,7 @@ import TestSupport
             tokens[5]: .init(status: 410, reason: "Unregistered", timestamp: (t0 - 3600) * 1000),
         ])
         defer { standIn.stop() }
-        let m = RelayMachine(environment: standIn.environment())
+        let m = try RelayMachine(kind, environment: standIn.environment())
         let device = Fixture.deviceID(70)
         for token in tokens { try m.register(device, token, at: t0) }
 
@@ -55,11 +55,11 @@ import TestSupport
         #expect(try pushed(standIn).count == 14)
     }
 
-    @Test func aForbiddenTokenNeverFailsThePassAndACondemnedCredentialStillReportsEveryAnswer() throws {
+    @Test(arguments: StoreKind.allCases) func aForbiddenTokenNeverFailsThePassAndACondemnedCredentialStillReportsEveryAnswer(_ kind: StoreKind) throws {
         let good = Fixture.token(1), forbidden = Fixture.token(2)
         let standIn = try APNsStandIn(answers: [forbidden: .init(status: 403, reason: "Forbidden")])
         defer { standIn.stop() }
-        let m = RelayMachine(environment: standIn.environment())
+        let m = try RelayMachine(kind, environment: standIn.environment())
         let device = Fixture.deviceID(71)
         try m.register(device, good, at: t0)
         try m.register(device, forbidden, at: t0)
@@ -94,12 +94,12 @@ import TestSupport
     /// SIGTERM at several points of a pass over 600 due tokens (answers slowed to leave one every 2 ms): every
     /// answer received is kept, and across the stopped pass and its reruns — inside the 30 s window and after
     /// it — the stand-in receives each token exactly once for the one accepted trigger.
-    @Test func aSigtermedPassKeepsEveryAnswerAndNoTokenIsPushedTwiceForOneTrigger() throws {
+    @Test(arguments: StoreKind.allCases) func aSigtermedPassKeepsEveryAnswerAndNoTokenIsPushedTwiceForOneTrigger(_ kind: StoreKind) throws {
         let devices = 300
         for threshold in [1, 100, 550] {
             let standIn = try APNsStandIn(answerDelayMilliseconds: 2)
             defer { standIn.stop() }
-            let m = RelayMachine(environment: standIn.environment())
+            let m = try RelayMachine(kind, environment: standIn.environment())
             try m.register(Fixture.deviceID(1), Fixture.token(1), at: t0 - 600)  // creates the store and its key; never triggered
             let token = { (i: Int, j: Int) in Fixture.token(1000 + i * 2 + j) }
             try m.seed(devices: devices, tokensPerDevice: 2, registeredAt: (t0 - 600) * 1000, triggeredAt: (t0 - 1) * 1000,
@@ -133,10 +133,10 @@ import TestSupport
     /// A clock that went backwards an hour: the stored registration, push and send times and the cached provider
     /// token lie in the future. A new trigger is pushed once the 30 s window from now has passed, not an hour
     /// later, with a provider token issued now, and the repair is logged once.
-    @Test func aPushTimeStoredInTheFutureIsTreatedAsNow() throws {
+    @Test(arguments: StoreKind.allCases) func aPushTimeStoredInTheFutureIsTreatedAsNow(_ kind: StoreKind) throws {
         let standIn = try APNsStandIn()
         defer { standIn.stop() }
-        let m = RelayMachine(environment: standIn.environment())
+        let m = try RelayMachine(kind, environment: standIn.environment())
         let device = Fixture.deviceID(72), token = Fixture.token(72)
         try m.register(device, token, at: t0 + 3600)
         try m.trigger(device, at: t0 + 3600)

@@ -18,7 +18,7 @@ import Testing
         return out
     }
 
-    @Test func everyAPNsAnswerIsRecordedPerTokenAndCleanTokensActsOnIt() throws {
+    @Test(arguments: StoreKind.allCases) func everyAPNsAnswerIsRecordedPerTokenAndCleanTokensActsOnIt(_ kind: StoreKind) throws {
         let tokens = (1...7).map(Fixture.token)
         // 410 timestamps: one before the registration (the token was provisioned again since), one after.
         let standIn = try APNsStandIn(answers: [
@@ -29,7 +29,7 @@ import Testing
             tokens[5]: .init(status: 500, reason: "InternalServerError"),
         ])
         defer { standIn.stop() }
-        let h = RelayHarness(environment: standIn.environment())
+        let h = try RelayHarness(kind, environment: standIn.environment())
         let home = Fixture.deviceID(10), other = Fixture.deviceID(11), idle = Fixture.deviceID(12)
         for token in tokens[0...5] { try h.register(home, token, now: t0) }
         try h.register(other, tokens[6], environment: "sandbox", now: t0)
@@ -85,7 +85,7 @@ import Testing
         for secret in tokens + [home, other, standIn.url, "127.0.0.1", "eyJ"] { #expect(!everything.contains(secret), "\(secret)") }
     }
 
-    @Test func aDeviceIsPushedAtMostOncePer30Seconds() throws {
+    @Test(arguments: StoreKind.allCases) func aDeviceIsPushedAtMostOncePer30Seconds(_ kind: StoreKind) throws {
         #expect(WakeupDebounce.isDue(lastTriggerAt: 1_000, lastPushAt: nil, now: 1_000))
         #expect(!WakeupDebounce.isDue(lastTriggerAt: nil, lastPushAt: nil, now: 1_000))
         #expect(!WakeupDebounce.isDue(lastTriggerAt: 10_000, lastPushAt: 5_000, now: 34_999))
@@ -94,7 +94,7 @@ import Testing
 
         let standIn = try APNsStandIn()
         defer { standIn.stop() }
-        let h = RelayHarness(environment: standIn.environment())
+        let h = try RelayHarness(kind, environment: standIn.environment())
         let device = Fixture.deviceID(20)
         try h.register(device, Fixture.token(1), now: t0)
         try h.command(["relay", "trigger"], ["--device-id", device], now: t0)
@@ -116,14 +116,14 @@ import Testing
 
     /// Regression (found by the chaos harness): a pass killed after its pushes left and before it recorded
     /// them used to push the same tokens again on a rerun inside the 30 s window.
-    @Test func aPassKilledAfterSendingIsNotRepeatedWithinTheWindowButIsAfterIt() throws {
+    @Test(arguments: StoreKind.allCases) func aPassKilledAfterSendingIsNotRepeatedWithinTheWindowButIsAfterIt(_ kind: StoreKind) throws {
         #expect(WakeupDebounce.mayPush(sentAt: nil, now: 0))
         #expect(!WakeupDebounce.mayPush(sentAt: 1_000, now: 30_999))
         #expect(WakeupDebounce.mayPush(sentAt: 1_000, now: 31_000))
 
         let standIn = try APNsStandIn(answers: [Fixture.token(3): .init(status: 429, reason: "TooManyRequests")])
         defer { standIn.stop() }
-        let h = RelayHarness(environment: standIn.environment())
+        let h = try RelayHarness(kind, environment: standIn.environment())
         let device = Fixture.deviceID(30), retrying = Fixture.deviceID(31)
         try h.register(device, Fixture.token(1), now: t0)
         try h.register(device, Fixture.token(2), now: t0)
@@ -149,7 +149,7 @@ import Testing
         #expect(try standIn.received().count == 6)
     }
 
-    @Test func theProviderTokenIsReusedFor50MinutesAndReMintedOnceWhenExpired() throws {
+    @Test(arguments: StoreKind.allCases) func theProviderTokenIsReusedFor50MinutesAndReMintedOnceWhenExpired(_ kind: StoreKind) throws {
         #expect(ProviderToken.decide(cachedMintedAt: nil, now: 0) == .mint)
         #expect(ProviderToken.decide(cachedMintedAt: 0, now: 49 * 60_000) == .reuse)
         #expect(ProviderToken.decide(cachedMintedAt: 0, now: 50 * 60_000) == .mint)
@@ -158,7 +158,7 @@ import Testing
 
         let standIn = try APNsStandIn()
         defer { standIn.stop() }
-        let h = RelayHarness(environment: standIn.environment())
+        let h = try RelayHarness(kind, environment: standIn.environment())
         let device = Fixture.deviceID(30)
         try h.register(device, Fixture.token(1), now: t0)
         func push(at date: Date) throws -> PassRunner.Report {
@@ -183,10 +183,10 @@ import Testing
         #expect(iats == [t0s, t0s, t0s, t0s, t0s + 25 * 60, t0s + 25 * 60, t0s + 75 * 60])
     }
 
-    @Test func anExpiredProviderTokenIsReMintedOnceInThePass() throws {
+    @Test(arguments: StoreKind.allCases) func anExpiredProviderTokenIsReMintedOnceInThePass(_ kind: StoreKind) throws {
         let standIn = try APNsStandIn()
         defer { standIn.stop() }
-        let h = RelayHarness(environment: standIn.environment())
+        let h = try RelayHarness(kind, environment: standIn.environment())
         let device = Fixture.deviceID(31)
         try h.register(device, Fixture.token(1), now: t0)
         try h.register(device, Fixture.token(2), now: t0)
@@ -204,14 +204,14 @@ import Testing
         #expect(received.suffix(2).allSatisfy { $0["iat"] as? Int64 == t1.unixMilliseconds / 1000 && $0["status"] as? Int == 200 })
     }
 
-    @Test func aWrongKeyIsAConfigurationErrorAndAnUnreachableEndpointIsTransient() throws {
+    @Test(arguments: StoreKind.allCases) func aWrongKeyIsAConfigurationErrorAndAnUnreachableEndpointIsTransient(_ kind: StoreKind) throws {
         let standIn = try APNsStandIn()
         defer { standIn.stop() }
         var environment = standIn.environment()
         let otherKey = standIn.directory.file("other.p8")
         try Cryptography.P256PrivateKey.generate().pkcs8PEM.write(toFile: otherKey, atomically: true, encoding: .utf8)
         environment["APNS_KEY_FILE"] = otherKey
-        let h = RelayHarness(environment: environment)
+        let h = try RelayHarness(kind, environment: environment)
         let device = Fixture.deviceID(40)
         try h.register(device, Fixture.token(1), now: t0)
         try h.command(["relay", "trigger"], ["--device-id", device], now: t0)

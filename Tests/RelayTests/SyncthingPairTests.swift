@@ -35,7 +35,7 @@ import TestSupport
 
         let relay = try RelayStandIn()
         defer { relay.stop() }
-        let h = RelayHarness(environment: ["HOME": directory.path, "STHOMEDIR": a.home, "RELAY_URL": relay.url])
+        let h = try RelayHarness(environment: ["HOME": directory.path, "STHOMEDIR": a.home, "RELAY_URL": relay.url])
 
         // job doctor: every preflight check passes; it sends a trigger only with --send-trigger.
         let report = try h.command(["doctor"], now: t0, json: true)
@@ -104,7 +104,7 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: a.configPath, toPath: elsewhere + "/config.xml")
         try FileManager.default.copyItem(atPath: b.home + "/https-cert.pem", toPath: elsewhere + "/https-cert.pem")
-        let pinned = RelayHarness(environment: ["HOME": directory.path, "SYNCTHING_CONFIG": elsewhere + "/config.xml", "RELAY_URL": relay.url])
+        let pinned = try RelayHarness(environment: ["HOME": directory.path, "SYNCTHING_CONFIG": elsewhere + "/config.xml", "RELAY_URL": relay.url])
         let mismatch = try pinned.pass("retrigger-stale", now: t0)
         #expect(mismatch.exitCode == .unavailable && mismatch.error?.category == "syncthing-tls", "\(mismatch.error?.message ?? "ok")")
 

@@ -7,13 +7,15 @@ import Synchronization
 public final class InProcessJob {
     public let directory: TemporaryDirectory
     public let catalog: Catalog
-    public var storePath: String { directory.file("store.sqlite") }
+    /// The store location: `store.sqlite` in `directory` unless a test points it elsewhere (a PostgreSQL URI).
+    public var storePath: String
     public var environment: [String: String]
     /// Log lines, appended by the logger's sink from whichever thread logs.
     private let logLines = LogLines()
 
     public init(modules: [Module], environment: [String: String] = [:]) {
         directory = TemporaryDirectory("inproc")
+        storePath = directory.file("store.sqlite")
         catalog = Catalog(modules: modules)
         self.environment = environment
     }

@@ -96,12 +96,14 @@ struct ServeRelayCommand: Command {
     }
 
     /// Runs one `send-wakeups` pass of this same executable over the same store, clock and environment, and waits for it.
+    /// The store goes in `JOB_STORE`, not on the command line: a PostgreSQL location may carry a password, and every
+    /// local user can read a process's arguments (`ps`), not its environment.
     static func passLauncher(_ context: JobContext) -> @Sendable () -> Void {
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var arguments = ["--store", context.storePath]
+        var arguments: [String] = []
         if context.clock.isEmulated { arguments += ["--now", "@" + String(context.clock.now().timeIntervalSince1970)] }
         arguments.append("send-wakeups")
-        let environment = context.environment
+        let environment = context.environment.merging(["JOB_STORE": context.storePath]) { $1 }
         let logger = context.logger
         let fixedArguments = arguments
         return {
