@@ -166,10 +166,9 @@ struct SendWakeupsJob: Job {
         // 4. Consume the devices' triggers, in bounded transactions.
         for start in stride(from: 0, to: dueDevices.count, by: Self.batchSize) {
             try context.checkCancellation()
+            let batch = dueDevices[start..<min(start + Self.batchSize, dueDevices.count)]
             try db.write { db in
-                for device in dueDevices[start..<min(start + Self.batchSize, dueDevices.count)] {
-                    try db.execute("UPDATE relay_devices SET last_push_at = ? WHERE id = ?", [now, device])
-                }
+                try db.execute("UPDATE relay_devices SET last_push_at = ? WHERE id IN (\(batch.map(String.init).joined(separator: ",")))", [now])
             }
         }
 

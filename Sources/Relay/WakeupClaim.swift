@@ -76,17 +76,23 @@ struct WakeupClaim {
     }
 
     /// Opens and stamps the token `rows` (id, sealed token, environment, sent_at): the stamp is the claim — it
-    /// commits before the push leaves and holds the token for the window. A token whose stamp guard fails (another
-    /// pass stamped it) is left out.
+    /// commits before the push leaves and holds the token for the window. One statement stamps the batch; its guard
+    /// leaves out a token another pass stamped meanwhile.
     private mutating func stamp(_ rows: [Row], _ db: Database, keyring: StoreKeyring, now: Int64, window: Int64) throws {
+        var opened: [SendWakeupsJob.Target] = []
         for row in rows {
             let id: Int64 = try row.get(0)
             let sealed: [UInt8] = try row.get(1)
-            guard let opened = try? keyring.open(sealed, purpose: Registry.tokenPurpose),
+            guard let value = try? keyring.open(sealed, purpose: Registry.tokenPurpose),
                   let environment = APNsEnvironment(rawValue: try row.get(2)) else { unreadable += 1; continue }
-            guard try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND \(WakeupDebounce.mayPushSQL())", [now, id, window]) == 1 else { continue }
-            targets.append(SendWakeupsJob.Target(tokenRow: id, token: String(decoding: opened.copyBytes(), as: UTF8.self),
-                                                 environment: environment, previousSentAt: try row.get(3)))
+            opened.append(SendWakeupsJob.Target(tokenRow: id, token: String(decoding: value.copyBytes(), as: UTF8.self),
+                                                environment: environment, previousSentAt: try row.get(3)))
         }
+        guard !opened.isEmpty else { return }
+        let stamped = Set(try db.query("""
+            UPDATE relay_tokens SET sent_at = ? WHERE id IN (\(opened.map { String($0.tokenRow) }.joined(separator: ","))) \
+            AND \(WakeupDebounce.mayPushSQL()) RETURNING id
+            """, [now, window]).map { try $0.get(0, as: Int64.self) })
+        targets += opened.filter { stamped.contains($0.tokenRow) }
     }
 }
