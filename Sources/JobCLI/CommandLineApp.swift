@@ -120,7 +120,7 @@ public struct CommandLineApp {
         } catch {
             let failure = StoreFailure.jobError(for: error)
             let hint = failure.exitCode == .usage
-                ? "Usage: job [--store PATH] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands." : nil
+                ? "Usage: job [--store STORE] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands." : nil
             errorOutput(Logger.failureLine(command: nil, failure, format: CommandLineApp.logFormat(arguments, environment),
                                            priorityPrefix: Logger.stderrIsJournal(environment: environment), usageHint: hint))
             if CommandLineApp.wantsJSON(arguments) { output.write(CommandLineApp.failureJSON(failure).rendered() + "\n") }

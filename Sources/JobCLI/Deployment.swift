@@ -116,6 +116,9 @@ public struct Deployment {
             #JOB_LOG_FORMAT=text
             #JOB_LOG_LEVEL=info
 
+            # The store is $STATE_DIRECTORY/store.sqlite. A relay on PostgreSQL sets JOB_STORE in a drop-in of its relay
+            # units instead (jobs/relay-postgresql.conf), so the other roles' jobs on this host keep their SQLite store.
+
             """
         var seen = Set<String>()
         for job in catalog.jobs where !job.environmentKeys.isEmpty {

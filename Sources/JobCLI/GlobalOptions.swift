@@ -14,7 +14,7 @@ struct GlobalOptions {
     var rest: [String] = []
 
     static let specs: [OptionSpec] = [
-        .value("--store", "PATH", "the store file (JOB_STORE; default under $STATE_DIRECTORY or $XDG_STATE_HOME)"),
+        .value("--store", "STORE", "the store: an SQLite file (default under $STATE_DIRECTORY or $XDG_STATE_HOME), or for the relay role a PostgreSQL connection string, postgresql://… or service=NAME (JOB_STORE)"),
         .value("--now", "TIME", "emulated clock, RFC 3339 or @<unix seconds> (JOB_NOW)"),
         .flag("--json", "print exactly one JSON value on stdout"),
         .value("--log-format", "text|json", "log line format on stderr (JOB_LOG_FORMAT; default text, logfmt)"),

@@ -15,9 +15,9 @@ struct Help {
 
     func general() -> String {
         var text = """
-            job — one-pass background jobs over a shared SQLite store.
+            job — one-pass background jobs over a shared store (SQLite; PostgreSQL for the relay role).
 
-            Usage: job [--store PATH] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]
+            Usage: job [--store STORE] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]
 
             Jobs (one pass each; add --dry-run to change nothing):
 

@@ -90,7 +90,7 @@ struct SendWakeupsJob: Job {
             let claim = try WakeupClaim.devices(db, keyring: registry.keyring, now: now, after: afterDevice,
                                                 limit: min(Self.batchSize, Self.maxDevicesPerPass - dueDevices.count))
             try claimed(claim)
-            guard let last = claim.devices.last else { break }
+            guard let last = claim.lastScanned else { break }
             afterDevice = last
         }
         var afterToken: Int64 = 0
@@ -166,10 +166,9 @@ struct SendWakeupsJob: Job {
         // 4. Consume the devices' triggers, in bounded transactions.
         for start in stride(from: 0, to: dueDevices.count, by: Self.batchSize) {
             try context.checkCancellation()
+            let batch = dueDevices[start..<min(start + Self.batchSize, dueDevices.count)]
             try db.write { db in
-                for device in dueDevices[start..<min(start + Self.batchSize, dueDevices.count)] {
-                    try db.execute("UPDATE relay_devices SET last_push_at = ? WHERE id = ?", [now, device])
-                }
+                try db.execute("UPDATE relay_devices SET last_push_at = ? WHERE id IN (\(batch.map(String.init).joined(separator: ",")))", [now])
             }
         }
 

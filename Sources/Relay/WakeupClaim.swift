@@ -18,6 +18,8 @@ struct WakeupClaim {
     var targets: [SendWakeupsJob.Target] = []
     /// Tokens whose sealed value this store key could not open (not stamped, not pushed).
     var unreadable = 0
+    /// The highest Device ID the claim looked at (the next claim starts after it), nil when none was due.
+    var lastScanned: Int64?
 
     /// Claims up to `limit` due Device IDs with ids above `after` (keyset order, so a Device ID with nothing
     /// left to push is not found again by the same pass), with their pushable tokens. One write transaction.
@@ -25,9 +27,17 @@ struct WakeupClaim {
         let window = now - WakeupDebounce.windowMilliseconds
         return try db.write { db in
             var claim = WakeupClaim()
-            claim.devices = try db.query("""
+            let locked: [Int64] = try db.query("""
                 SELECT d.id FROM relay_devices d WHERE d.id > ? AND \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(limit)\(skipLocked(db))
                 """, [after, window, window]).map { try $0.get(0) }
+            guard let last = locked.last else { return claim }
+            claim.lastScanned = last
+            // Checked again now that they are locked: a pass that claimed one of them committed its stamps after the
+            // statement above took its snapshot but before it took the row's lock (a claim stamps tokens and leaves
+            // the device row unchanged, so PostgreSQL does not re-check it), and that Device ID is no longer due.
+            claim.devices = try db.query("""
+                SELECT d.id FROM relay_devices d WHERE d.id IN (\(locked.map(String.init).joined(separator: ","))) AND \(WakeupDebounce.dueSQL) ORDER BY d.id
+                """, [window, window]).map { try $0.get(0) }
             guard !claim.devices.isEmpty else { return claim }
             let list = claim.devices.map(String.init).joined(separator: ",")
             let rows = try db.query("""
@@ -66,17 +76,23 @@ struct WakeupClaim {
     }
 
     /// Opens and stamps the token `rows` (id, sealed token, environment, sent_at): the stamp is the claim — it
-    /// commits before the push leaves and holds the token for the window. A token whose stamp guard fails (another
-    /// pass stamped it) is left out.
+    /// commits before the push leaves and holds the token for the window. One statement stamps the batch; its guard
+    /// leaves out a token another pass stamped meanwhile.
     private mutating func stamp(_ rows: [Row], _ db: Database, keyring: StoreKeyring, now: Int64, window: Int64) throws {
+        var opened: [SendWakeupsJob.Target] = []
         for row in rows {
             let id: Int64 = try row.get(0)
             let sealed: [UInt8] = try row.get(1)
-            guard let opened = try? keyring.open(sealed, purpose: Registry.tokenPurpose),
+            guard let value = try? keyring.open(sealed, purpose: Registry.tokenPurpose),
                   let environment = APNsEnvironment(rawValue: try row.get(2)) else { unreadable += 1; continue }
-            guard try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND \(WakeupDebounce.mayPushSQL())", [now, id, window]) == 1 else { continue }
-            targets.append(SendWakeupsJob.Target(tokenRow: id, token: String(decoding: opened.copyBytes(), as: UTF8.self),
-                                                 environment: environment, previousSentAt: try row.get(3)))
+            opened.append(SendWakeupsJob.Target(tokenRow: id, token: String(decoding: value.copyBytes(), as: UTF8.self),
+                                                environment: environment, previousSentAt: try row.get(3)))
         }
+        guard !opened.isEmpty else { return }
+        let stamped = Set(try db.query("""
+            UPDATE relay_tokens SET sent_at = ? WHERE id IN (\(opened.map { String($0.tokenRow) }.joined(separator: ","))) \
+            AND \(WakeupDebounce.mayPushSQL()) RETURNING id
+            """, [now, window]).map { try $0.get(0, as: Int64.self) })
+        targets += opened.filter { stamped.contains($0.tokenRow) }
     }
 }

@@ -6,6 +6,7 @@ let scenarios: [String: @Sendable (ArraySlice<String>) throws -> Void] = [
     "mint-pool": MintPoolBench.run,
     "startup": StartupBench.run,
     "send-wakeups": SendWakeupsBench.run,
+    "relay-scale": RelayScaleBench.run,
     "clean-tokens": CleanTokensBench.run,
     "chaos": ChaosBench.run,
     "fuzz": FuzzBench.run,

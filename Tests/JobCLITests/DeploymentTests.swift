@@ -92,4 +92,35 @@ import TestSupport
         let problems = result.stderr.split(separator: "\n").filter { $0.contains("serve-relay") && !$0.contains("Failed to") }
         #expect(problems.isEmpty, "\(problems)")
     }
+
+    /// The hand-written PostgreSQL drop-in (`jobs/relay-postgresql.conf`) passes systemd's checks on every relay unit,
+    /// credentials specifier (`%d`) included; a broken copy is reported, so the drop-in is really read.
+    @Test func systemdAcceptsThePostgreSQLDropInOnEveryRelayUnit() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }
+        let rendered = try renderedFiles()
+        let dropIn = try String(contentsOfFile: DeploymentTests.root + "/jobs/relay-postgresql.conf", encoding: .utf8)
+        #expect(dropIn.contains("Environment=JOB_STORE=service=relay PGSERVICEFILE=%d/pg-service PGPASSFILE=%d/pgpass\n"))
+        func verify(_ dropIn: String) throws -> [Substring] {
+            let work = TemporaryDirectory("relay-dropin")
+            var units: [String: String] = ["serve-relay.socket": "", "serve-relay.service": ""]
+            for name in units.keys { units[name] = try String(contentsOfFile: DeploymentTests.root + "/jobs/" + name, encoding: .utf8) }
+            for name in ["send-wakeups.service", "clean-tokens.service", "maintain-store.service"] { units[name] = rendered["jobs/" + name] }
+            for (name, text) in units {
+                try text.replacingOccurrences(of: Deployment.executable, with: JobProcess.executablePath).write(toFile: work.file(name), atomically: true, encoding: .utf8)
+                guard name.hasSuffix(".service") else { continue }
+                try FileManager.default.createDirectory(atPath: work.file(name + ".d"), withIntermediateDirectories: true)
+                try dropIn.write(toFile: work.file(name + ".d/postgresql.conf"), atomically: true, encoding: .utf8)
+            }
+            var environment = ProcessInfo.processInfo.environment
+            environment["SYSTEMD_UNIT_PATH"] = work.path + ":"
+            let services = units.keys.filter { $0.hasSuffix(".service") }.sorted()
+            let result = try ExternalTool.run("/usr/bin/systemd-analyze", ["verify", "--man=no"] + services.map { work.file($0) },
+                                              environment: environment, separateStderr: true)
+            return result.stderr.split(separator: "\n").filter { $0.contains("postgresql.conf") || ($0.contains(".service") && !$0.contains("Failed to")) }
+        }
+        let problems = try verify(dropIn)
+        #expect(problems.isEmpty, "\(problems)")
+        let broken = try verify(dropIn.replacingOccurrences(of: "%d/pgpass", with: "%Z/pgpass"))
+        #expect(broken.contains { $0.contains("postgresql.conf") }, "systemd-analyze did not read the drop-in")
+    }
 }

@@ -31,6 +31,18 @@ import TestSupport
         }
     }
 
+    @Test func theStoreOptionIsShownAsAFileOrAPostgreSQLConnectionStringForTheRelayRole() throws {
+        let help = try run(["help"]).stdout
+        #expect(help.contains("Usage: job [--store STORE] "))
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+        let option = try #require(lines.firstIndex { $0 == "  --store STORE" })
+        #expect(lines[option + 1].contains("an SQLite file") && lines[option + 1].contains("relay role a PostgreSQL connection string, postgresql://… or service=NAME"),
+                "\(lines[option + 1])")
+        let usage = try run(["no-such-command"])
+        #expect(usage.exitCode == 64)
+        #expect(usage.stderr.contains("Usage: job [--store STORE] "), "\(usage.stderr)")
+    }
+
     @Test func aCommandGroupListsEachSubcommandOnce() throws {
         let mesh = try run(["mesh"])
         #expect(mesh.exitCode == 64)
