@@ -41,7 +41,9 @@ final class PostgresConnection {
             throw StoreError(postgresState: "08000", message: "libpq could not allocate a connection")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.redacting(secrets, in: Self.firstLine(PQerrorMessage(connection)))
+            // libpq's own text names hosts, socket paths, users and databases (and, for some malformed strings,
+            // quotes them whole): only a fixed reason read from it is shown.
+            let message = Self.connectFailureReason(Self.redacting(secrets, in: Self.firstLine(PQerrorMessage(connection))))
             PQfinish(connection)
             // An address, a refused or timed-out connection, a failed authentication, a missing database: the
             // service is not there for us. The SQLSTATE class 08 (connection exception) marks it.
@@ -237,6 +239,34 @@ final class PostgresConnection {
     /// `message` with every occurrence of each of `secrets` replaced.
     static func redacting(_ secrets: [String], in message: String) -> String {
         secrets.reduce(message) { $0.replacingOccurrences(of: $1, with: "(password)") }
+    }
+
+    /// A fixed reason for a failed connection, from libpq's message (which is never shown itself).
+    static func connectFailureReason(_ libpqMessage: String) -> String {
+        let text = libpqMessage.lowercased()
+        // After "failed: " comes the server's or the socket layer's own reason (the part before names the socket
+        // or host, which may contain any word).
+        let reason = text.range(of: "failed: ").map { String(text[$0.upperBound...]) } ?? text
+        let reasons: [(String, String)] = [
+            ("password authentication failed", "the server refused the credentials"),
+            ("no password supplied", "the server asks for a password and none was given (PGPASSFILE, ~/.pgpass)"),
+            ("authentication failed", "the server refused the credentials"),
+            ("pg_hba.conf", "the server's pg_hba.conf admits no such connection"),
+            ("role \"", "the server has no such role"),
+            ("database \"", "the server has no such database"),
+            ("definition of service", "the service name is not defined in the service file (PGSERVICEFILE, ~/.pg_service.conf)"),
+            ("service file", "the service file cannot be read (PGSERVICEFILE, ~/.pg_service.conf)"),
+            ("timeout expired", "connecting timed out"),
+            ("translate host name", "the host name does not resolve"),
+            ("starting up", "the server is starting up"),
+            ("shutting down", "the server is shutting down"),
+            ("too many", "the server has no connection slot left"),
+            ("ssl", "the TLS connection to the server failed"),
+            ("no such file or directory", "no server answers there"),
+            ("connection refused", "no server answers there"),
+        ]
+        return reasons.first { reason.contains($0.0) || ($0.0 == "definition of service" && text.hasPrefix($0.0)) }?.1
+            ?? "the server could not be reached"
     }
 
     static func firstLine(_ message: UnsafePointer<CChar>?) -> String {
