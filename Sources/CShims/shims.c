@@ -1,4 +1,5 @@
 #include "CShims.h"
+#include "CLazyLibs.h"
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -108,6 +109,8 @@ void shim_reset_termination(void) { termination_signal = 0; }
 const char *shim_sqlite_version(void) { return sqlite3_libversion(); }
 const char *shim_openssl_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
 const char *shim_curl_version(void) {
+    /* libcurl is loaded on first use: `job version` loads it, and says so when it cannot. */
+    if (clazy_library_load(CLazyLibraryCurl) != NULL) return "unavailable";
     const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
     return info ? info->version : "unknown";
 }

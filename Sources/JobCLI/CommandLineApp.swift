@@ -111,6 +111,7 @@ public struct CommandLineApp {
             let (command, consumed) = try resolveCommand(words)
             let arguments = try Arguments(parsing: Array(words.dropFirst(consumed)), options: command.options,
                                           positionals: command.positionals, commandName: command.displayName)
+            for library in command.libraries { try library.require() }
             let database = try invocation.openStore(catalog)
             let context = invocation.context(name: command.displayName, database: database, arguments: arguments, dryRun: false, catalog: catalog)
             try command.run(context)

@@ -24,6 +24,7 @@ import Store
 /// (`WakeupDebounce`). Stored times ahead of the clock are repaired first (`StoredClock`).
 struct SendWakeupsJob: Job {
     let name = "send-wakeups"
+    let libraries: [LazyLibrary] = [.curl]
     let summary = "send silent APNs pushes for triggered Device IDs (30 s debounce), record each token's answer"
     let schedule = Schedule.every(minutes: 1, randomizedDelaySeconds: 5)
     var environmentKeys: [(name: String, help: String)] { APNsConfiguration.environmentKeys }

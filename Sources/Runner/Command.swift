@@ -11,6 +11,8 @@ public protocol Command: Sendable {
     var positionals: [PositionalSpec] { get }
     /// Longer help shown by `job help <command>`.
     var discussion: String { get }
+    /// The lazily loaded system libraries the command uses; loaded before the store is opened.
+    var libraries: [LazyLibrary] { get }
     /// Runs the command.
     func run(_ context: JobContext) throws
 }
@@ -19,6 +21,7 @@ extension Command {
     public var options: [OptionSpec] { [] }
     public var positionals: [PositionalSpec] { [] }
     public var discussion: String { "" }
+    public var libraries: [LazyLibrary] { [] }
     /// The command's name as typed (`grants issue`).
     public var displayName: String { path.joined(separator: " ") }
 }

@@ -19,6 +19,8 @@ public protocol Job: Sendable {
     /// systemd credentials the unit loads besides `store-key` (`apns-key` → `LoadCredential=apns-key:/etc/background-jobs/apns-key`),
     /// read by the job from `$CREDENTIALS_DIRECTORY/<name>`.
     var credentials: [String] { get }
+    /// The lazily loaded system libraries a pass uses; the runner loads them before it opens the store.
+    var libraries: [LazyLibrary] { get }
     /// Does one pass.
     func run(_ context: JobContext) throws -> JobResult
 }
@@ -28,4 +30,5 @@ extension Job {
     public var environmentKeys: [(name: String, help: String)] { [] }
     public var leaseSeconds: Int { 600 }
     public var credentials: [String] { [] }
+    public var libraries: [LazyLibrary] { [] }
 }

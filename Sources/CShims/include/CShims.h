@@ -63,7 +63,7 @@ const secp256k1_context *shim_secp256k1_context_static(void);
 void shim_install_termination_handlers(void);
 /* SIGTERM/SIGINT exit 75 at once: for the start of a process, before a pass installs the recording handlers. */
 void shim_install_early_exit_handlers(void);
-/* The linked libraries' versions, for `job version`. */
+/* The linked libraries' versions, for `job version` (curl: "unavailable" when libcurl cannot be loaded). */
 const char *shim_sqlite_version(void);
 const char *shim_openssl_version(void);
 const char *shim_curl_version(void);

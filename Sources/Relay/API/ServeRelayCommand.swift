@@ -11,6 +11,7 @@ import Runner
 /// `STOREKIT_PRODUCT_IDS`, or an unreadable `STOREKIT_ROOT_CA_FILE`, exits 78.
 struct ServeRelayCommand: Command {
     let path = ["serve-relay"]
+    let libraries: [LazyLibrary] = [.microhttpd]
     let summary = "serve the relay's HTTP API (provision, trigger, status, health) behind nginx; socket-activated or --listen"
     let options: [OptionSpec] = [
         .value("--listen", "HOST:PORT", "listen here instead of on the socket systemd passes (port 0 picks a free port)"),
