@@ -16,7 +16,7 @@ let package = Package(
     targets: [
         // System libraries: module maps over the Debian -dev packages.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // Loaded only when a command first uses them (CLazyLibs): these module maps give the headers and link nothing.
         .systemLibrary(name: "CCurl"),
         .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),

@@ -59,10 +59,7 @@ int shim_pem_certificate_spki_sha256(const char *pem, size_t length, unsigned ch
     return ok;
 }
 
-long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_min_proto_version(ctx, version); }
-long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_max_proto_version(ctx, version); }
 long shim_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
-long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
 
 const secp256k1_context *shim_secp256k1_context_static(void) { return secp256k1_context_static; }
 
