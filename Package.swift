@@ -6,7 +6,8 @@ import PackageDescription
 /// Dependencies are the Debian system libraries only (no outside SwiftPM package can be fetched):
 /// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev, zlib1g-dev, libngtcp2-dev,
 /// libngtcp2-crypto-gnutls-dev, libgnutls28-dev, libmicrohttpd-dev. The network libraries (libcurl, GnuTLS,
-/// ngtcp2, libmicrohttpd) are not linked: CLazyLibs loads each when a command first calls into it.
+/// ngtcp2, libmicrohttpd) and OpenSSL's libcrypto are not linked: CLazyLibs loads each when a command first calls
+/// into it.
 let package = Package(
     name: "BackgroundJobs",
     products: [
@@ -16,11 +17,12 @@ let package = Package(
     targets: [
         // System libraries: module maps over the Debian -dev packages.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // Loaded only when a command first uses them (CLazyLibs): these module maps give the headers and link nothing.
-        .systemLibrary(name: "CCurl"),
         .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Loaded only when a command first uses them (CLazyLibs): these module maps give the headers and link nothing.
+        // COpenSSL is libcrypto only (no TLS here: libcurl and GnuTLS bring their own).
+        .systemLibrary(name: "COpenSSL"),
+        .systemLibrary(name: "CCurl"),
         .systemLibrary(name: "CNgtcp2"),
         .systemLibrary(name: "CGnuTLS"),
         .systemLibrary(name: "CMicroHTTPD"),

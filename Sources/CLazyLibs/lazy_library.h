@@ -52,6 +52,6 @@ void *lazy_library_symbol(struct lazy_library *library, size_t index);
                                     lazy_count_##variable, LAZY_UNTRIED, {0}};                         \
     LIST(LAZY_STUB_FUNCTION, LAZY_STUB_VOID, LAZY_STUB_MANUAL)
 
-extern struct lazy_library lazy_curl, lazy_gnutls, lazy_ngtcp2, lazy_ngtcp2_crypto_gnutls, lazy_microhttpd;
+extern struct lazy_library lazy_curl, lazy_gnutls, lazy_ngtcp2, lazy_ngtcp2_crypto_gnutls, lazy_microhttpd, lazy_crypto;
 
 #endif

@@ -16,6 +16,7 @@ static struct lazy_library *const libraries[CLazyLibraryCount] = {
     [CLazyLibraryNgtcp2] = &lazy_ngtcp2,
     [CLazyLibraryNgtcp2CryptoGnuTLS] = &lazy_ngtcp2_crypto_gnutls,
     [CLazyLibraryMicroHTTPD] = &lazy_microhttpd,
+    [CLazyLibraryCrypto] = &lazy_crypto,
 };
 
 /// One lock for all loads: a load happens at most once per library and process, so it is never contended for long.

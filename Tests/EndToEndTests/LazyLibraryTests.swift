@@ -2,15 +2,15 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The network libraries (libcurl, GnuTLS, ngtcp2, libmicrohttpd) are loaded only by the commands that use them,
-/// observed from outside: the dynamic loader's own trace (`LD_DEBUG=files`) of the real `job`, and, for a missing
+/// The network libraries (libcurl, GnuTLS, ngtcp2, libmicrohttpd) and OpenSSL's libcrypto are loaded only by the
+/// commands that use them, observed from outside: the dynamic loader's own trace (`LD_DEBUG=files`) of the real `job`, and, for a missing
 /// library, a private mount namespace in which the library's file is unreadable (`/dev/null` bound over it).
 @Suite struct LazyLibraryTests {
     let home = TemporaryDirectory("lazylibs")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }
 
-    static let networkLibraries = ["libcurl", "libgnutls", "libngtcp2", "libmicrohttpd"]
+    static let lazyLibraries = ["libcurl", "libgnutls", "libngtcp2", "libmicrohttpd", "libcrypto", "libssl"]
 
     /// Runs `job arguments…` with the loader tracing and returns the result and every shared object it mapped.
     func traced(_ arguments: [String]) throws -> (result: JobProcess.Result, loaded: Set<String>) {
@@ -23,18 +23,18 @@ import TestSupport
         return (result, Set(names))
     }
 
-    func networkLibraries(in loaded: Set<String>) -> [String] {
-        loaded.filter { name in Self.networkLibraries.contains { name.hasPrefix($0) } }.sorted()
+    func lazyLibraries(in loaded: Set<String>) -> [String] {
+        loaded.filter { name in Self.lazyLibraries.contains { name.hasPrefix($0) } }.sorted()
     }
 
-    @Test func helpAndStatusOnAMigratedStoreLoadNoNetworkLibrary() throws {
+    @Test func helpAndStatusOnAMigratedStoreLoadNeitherNetworkLibrariesNorLibcrypto() throws {
         #expect(try JobProcess.run(["--store", store, "migrate"], environment: env).exitCode == 0)
         for arguments in [["--help"], ["--store", store, "status"]] {
             let (result, loaded) = try traced(arguments)
             #expect(result.exitCode == 0, "\(arguments): \(result.stderr.suffix(500))")
             // The trace works: it names what `job` does link (else an empty set would pass for the wrong reason).
             #expect(loaded.contains("libsqlite3.so.0"), "\(arguments): \(loaded.sorted())")
-            #expect(networkLibraries(in: loaded).isEmpty, "\(arguments) loaded \(networkLibraries(in: loaded))")
+            #expect(lazyLibraries(in: loaded).isEmpty, "\(arguments) loaded \(lazyLibraries(in: loaded))")
         }
     }
 
@@ -42,7 +42,7 @@ import TestSupport
         let (result, loaded) = try traced(["version"])
         #expect(result.exitCode == 0)
         // libcurl brings its own dependencies (librtmp needs GnuTLS); what matters is that it was loaded on demand.
-        #expect(loaded.contains("libcurl.so.4"), "\(networkLibraries(in: loaded))")
+        #expect(loaded.contains("libcurl.so.4"), "\(lazyLibraries(in: loaded))")
         #expect(result.stdout.range(of: #"curl [0-9]+\.[0-9]+"#, options: .regularExpression) != nil, "\(result.stdout)")
     }
 

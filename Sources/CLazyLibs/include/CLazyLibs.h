@@ -2,7 +2,8 @@
 ///
 /// The executable has no DT_NEEDED entry for these: `job --help`, `job status` and every command that does no
 /// networking start without mapping and relocating libcurl, GnuTLS, ngtcp2 or libmicrohttpd and the dozens of
-/// libraries those pull in. The first call into one of them loads it by its SONAME.
+/// libraries those pull in, nor OpenSSL's libcrypto unless they use cryptography. The first call into one of them
+/// loads it by its SONAME.
 #ifndef BACKGROUNDJOBS_CLAZYLIBS_H
 #define BACKGROUNDJOBS_CLAZYLIBS_H
 
@@ -13,6 +14,7 @@ typedef enum CLazyLibrary {
     CLazyLibraryNgtcp2,
     CLazyLibraryNgtcp2CryptoGnuTLS,
     CLazyLibraryMicroHTTPD,
+    CLazyLibraryCrypto,
     CLazyLibraryCount
 } CLazyLibrary;
 
