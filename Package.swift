@@ -5,9 +5,9 @@ import PackageDescription
 ///
 /// Dependencies are the Debian system libraries only (no outside SwiftPM package can be fetched):
 /// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev, zlib1g-dev, libngtcp2-dev,
-/// libngtcp2-crypto-gnutls-dev, libgnutls28-dev, libmicrohttpd-dev. The network libraries (libcurl, GnuTLS,
-/// ngtcp2, libmicrohttpd) and OpenSSL's libcrypto are not linked: CLazyLibs loads each when a command first calls
-/// into it.
+/// libngtcp2-crypto-gnutls-dev, libgnutls28-dev, libmicrohttpd-dev. Only SQLite is linked: the network libraries
+/// (libcurl, GnuTLS, ngtcp2, libmicrohttpd), OpenSSL's libcrypto, libsecp256k1 and zlib are loaded by CLazyLibs
+/// when a command first calls into them.
 let package = Package(
     name: "BackgroundJobs",
     products: [
@@ -17,11 +17,11 @@ let package = Package(
     targets: [
         // System libraries: module maps over the Debian -dev packages.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Loaded only when a command first uses them (CLazyLibs): these module maps give the headers and link nothing.
         // COpenSSL is libcrypto only (no TLS here: libcurl and GnuTLS bring their own).
         .systemLibrary(name: "COpenSSL"),
+        .systemLibrary(name: "CSecp256k1"),
+        .systemLibrary(name: "CZlib"),
         .systemLibrary(name: "CCurl"),
         .systemLibrary(name: "CNgtcp2"),
         .systemLibrary(name: "CGnuTLS"),

@@ -6,6 +6,9 @@
 /// its own arguments. The stub's definition repeats the prototype, so it must agree with the library's header:
 /// a wrong signature is a compile error, not a crash.
 ///
+/// The stubs must never be exported (an executable exports nothing unless linked with -rdynamic): a library's calls
+/// to its own exported functions would then land in them, during its own load.
+///
 /// Variadic functions and data symbols cannot be generated: their files write those stubs by hand and list
 /// them with `LAZY_MANUAL` so their addresses are still resolved with the rest.
 #ifndef BACKGROUNDJOBS_LAZY_LIBRARY_H
@@ -52,6 +55,7 @@ void *lazy_library_symbol(struct lazy_library *library, size_t index);
                                     lazy_count_##variable, LAZY_UNTRIED, {0}};                         \
     LIST(LAZY_STUB_FUNCTION, LAZY_STUB_VOID, LAZY_STUB_MANUAL)
 
-extern struct lazy_library lazy_curl, lazy_gnutls, lazy_ngtcp2, lazy_ngtcp2_crypto_gnutls, lazy_microhttpd, lazy_crypto;
+extern struct lazy_library lazy_curl, lazy_gnutls, lazy_ngtcp2, lazy_ngtcp2_crypto_gnutls, lazy_microhttpd, lazy_crypto,
+    lazy_secp256k1, lazy_z;
 
 #endif

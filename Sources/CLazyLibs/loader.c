@@ -17,6 +17,8 @@ static struct lazy_library *const libraries[CLazyLibraryCount] = {
     [CLazyLibraryNgtcp2CryptoGnuTLS] = &lazy_ngtcp2_crypto_gnutls,
     [CLazyLibraryMicroHTTPD] = &lazy_microhttpd,
     [CLazyLibraryCrypto] = &lazy_crypto,
+    [CLazyLibrarySecp256k1] = &lazy_secp256k1,
+    [CLazyLibraryZlib] = &lazy_z,
 };
 
 /// One lock for all loads: a load happens at most once per library and process, so it is never contended for long.

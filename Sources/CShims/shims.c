@@ -61,7 +61,7 @@ int shim_pem_certificate_spki_sha256(const char *pem, size_t length, unsigned ch
 
 long shim_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 
-const secp256k1_context *shim_secp256k1_context_static(void) { return secp256k1_context_static; }
+const secp256k1_context *shim_secp256k1_context_static(void) { return clazy_secp256k1_context_static(); }
 
 static volatile sig_atomic_t termination_signal = 0;
 

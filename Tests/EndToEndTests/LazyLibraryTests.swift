@@ -2,15 +2,15 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The network libraries (libcurl, GnuTLS, ngtcp2, libmicrohttpd) and OpenSSL's libcrypto are loaded only by the
-/// commands that use them, observed from outside: the dynamic loader's own trace (`LD_DEBUG=files`) of the real `job`, and, for a missing
+/// The network libraries (libcurl, GnuTLS, ngtcp2, libmicrohttpd), OpenSSL's libcrypto, libsecp256k1 and zlib are
+/// loaded only by the commands that use them, observed from outside: the dynamic loader's own trace (`LD_DEBUG=files`) of the real `job`, and, for a missing
 /// library, a private mount namespace in which the library's file is unreadable (`/dev/null` bound over it).
 @Suite struct LazyLibraryTests {
     let home = TemporaryDirectory("lazylibs")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }
 
-    static let lazyLibraries = ["libcurl", "libgnutls", "libngtcp2", "libmicrohttpd", "libcrypto", "libssl"]
+    static let lazyLibraries = ["libcurl", "libgnutls", "libngtcp2", "libmicrohttpd", "libcrypto", "libssl", "libsecp256k1", "libz."]
 
     /// Runs `job arguments…` with the loader tracing and returns the result and every shared object it mapped.
     func traced(_ arguments: [String]) throws -> (result: JobProcess.Result, loaded: Set<String>) {
@@ -27,7 +27,7 @@ import TestSupport
         loaded.filter { name in Self.lazyLibraries.contains { name.hasPrefix($0) } }.sorted()
     }
 
-    @Test func helpAndStatusOnAMigratedStoreLoadNeitherNetworkLibrariesNorLibcrypto() throws {
+    @Test func helpAndStatusOnAMigratedStoreLoadNoLibraryButSQLiteAndTheSwiftRuntime() throws {
         #expect(try JobProcess.run(["--store", store, "migrate"], environment: env).exitCode == 0)
         for arguments in [["--help"], ["--store", store, "status"]] {
             let (result, loaded) = try traced(arguments)

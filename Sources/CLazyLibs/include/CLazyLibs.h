@@ -2,7 +2,7 @@
 ///
 /// The executable has no DT_NEEDED entry for these: `job --help`, `job status` and every command that does no
 /// networking start without mapping and relocating libcurl, GnuTLS, ngtcp2 or libmicrohttpd and the dozens of
-/// libraries those pull in, nor OpenSSL's libcrypto unless they use cryptography. The first call into one of them
+/// libraries those pull in, nor OpenSSL's libcrypto, libsecp256k1 or zlib unless they use them. The first call into one of them
 /// loads it by its SONAME.
 #ifndef BACKGROUNDJOBS_CLAZYLIBS_H
 #define BACKGROUNDJOBS_CLAZYLIBS_H
@@ -15,6 +15,8 @@ typedef enum CLazyLibrary {
     CLazyLibraryNgtcp2CryptoGnuTLS,
     CLazyLibraryMicroHTTPD,
     CLazyLibraryCrypto,
+    CLazyLibrarySecp256k1,
+    CLazyLibraryZlib,
     CLazyLibraryCount
 } CLazyLibrary;
 
@@ -24,5 +26,9 @@ const char *clazy_library_load(CLazyLibrary library);
 
 /// Whether `library` is already loaded in this process (without loading it).
 int clazy_library_is_loaded(CLazyLibrary library);
+
+/// libsecp256k1's `secp256k1_context_static`, a variable rather than a function (loads the library).
+struct secp256k1_context_struct;
+const struct secp256k1_context_struct *clazy_secp256k1_context_static(void);
 
 #endif
