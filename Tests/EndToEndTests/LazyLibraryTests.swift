@@ -85,6 +85,18 @@ import TestSupport
         #expect(object["exit_code"] as? Int == 69)
     }
 
+    /// libcrypto is not declared by each command that uses it: its first call stops the process with the line and 69.
+    @Test func aCommandWhoseFirstLibcryptoCallCannotLoadItStopsWith69AndTheLineNotACrash() throws {
+        #expect(try JobProcess.run(["--store", store, "migrate"], environment: env).exitCode == 0)
+        let result = try withoutLibrary("libcrypto.so.3", ["--store", store, "grants", "list"])
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("job: cannot load libcrypto.so.3, which this command needs (install the Debian package libssl3): "),
+                "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        // The same command works where libcrypto can be loaded (so 69 above came from the missing library).
+        #expect(try JobProcess.run(["--store", store, "grants", "list"], environment: env).exitCode == 0)
+    }
+
     @Test func versionSaysCurlIsUnavailableWhenLibcurlCannotBeLoaded() throws {
         let result = try withoutLibrary("libcurl.so.4", ["version"])
         #expect(result.status == 0, "\(result.stderr)")
