@@ -6,7 +6,9 @@ import PackageDescription
 ///
 /// Dependencies are the Debian system libraries only (no outside SwiftPM package can be fetched):
 /// libsqlite3-dev, libssl-dev, libcurl4-openssl-dev, libsecp256k1-dev, zlib1g-dev, libngtcp2-dev,
-/// libngtcp2-crypto-gnutls-dev, libgnutls28-dev, libmicrohttpd-dev, libpq-dev.
+/// libngtcp2-crypto-gnutls-dev, libgnutls28-dev, libmicrohttpd-dev, libpq-dev. Only SQLite is linked: the network libraries
+/// (libcurl, GnuTLS, ngtcp2, libmicrohttpd), OpenSSL's libcrypto, libsecp256k1 and zlib are loaded by CLazyLibs
+/// when a command first calls into them.
 let package = Package(
     name: "BackgroundJobs",
     products: [
@@ -16,29 +18,32 @@ let package = Package(
     targets: [
         // System libraries: module maps over the Debian -dev packages.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CNgtcp2", pkgConfig: "libngtcp2_crypto_gnutls", providers: [.apt(["libngtcp2-dev", "libngtcp2-crypto-gnutls-dev"])]),
-        .systemLibrary(name: "CGnuTLS", pkgConfig: "gnutls", providers: [.apt(["libgnutls28-dev"])]),
-        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
-        // The relay role's PostgreSQL store (a `postgresql://` --store): libpq.
-        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Loaded only when a command first uses them (CLazyLibs): these module maps give the headers and link nothing.
+        // COpenSSL is libcrypto only (no TLS here: libcurl and GnuTLS bring their own).
+        .systemLibrary(name: "COpenSSL"),
+        .systemLibrary(name: "CSecp256k1"),
+        .systemLibrary(name: "CZlib"),
+        .systemLibrary(name: "CCurl"),
+        .systemLibrary(name: "CNgtcp2"),
+        .systemLibrary(name: "CGnuTLS"),
+        .systemLibrary(name: "CMicroHTTPD"),
+        // The relay role's PostgreSQL store (a `postgresql://` --store).
+        .systemLibrary(name: "CPostgreSQL"),
+        // Stubs with the lazily loaded libraries' own names: the first call dlopens the library by its SONAME.
+        .target(name: "CLazyLibs"),
         // C wrappers for what Swift cannot call: variadic and macro APIs.
-        .target(name: "CShims", dependencies: ["COpenSSL", "CCurl", "CSecp256k1", "CSQLite"]),
+        .target(name: "CShims", dependencies: ["COpenSSL", "CCurl", "CSecp256k1", "CSQLite", "CLazyLibs"]),
 
         // ngtcp2 + GnuTLS glue for one QUIC connection: the callbacks and versioned macros Swift cannot call.
-        .target(name: "CQUIC", dependencies: ["CNgtcp2", "CGnuTLS"],
-                linkerSettings: [.linkedLibrary("ngtcp2_crypto_gnutls"), .linkedLibrary("ngtcp2"), .linkedLibrary("gnutls")]),
+        .target(name: "CQUIC", dependencies: ["CNgtcp2", "CGnuTLS", "CLazyLibs"]),
 
         // Foundations.
         .target(name: "QUIC", dependencies: ["CQUIC"]),
-        .target(name: "Store", dependencies: ["CSQLite", "CPostgreSQL", "CShims"]),
+        .target(name: "Store", dependencies: ["CSQLite", "CPostgreSQL", "CShims", "CLazyLibs"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
-        .target(name: "HTTPClient", dependencies: ["CCurl", "CShims"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
-        .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims"]),
+        .target(name: "HTTPClient", dependencies: ["CCurl", "CShims", "CLazyLibs"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CLazyLibs"]),
+        .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims", "CLazyLibs"]),
 
         // One module per seed.
         .target(name: "Grants", dependencies: ["Runner", "Cryptography", "QUIC", "COpenSSL", "CShims"]),

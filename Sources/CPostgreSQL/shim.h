@@ -1,4 +1,4 @@
 #ifndef CPOSTGRESQL_SHIM_H
 #define CPOSTGRESQL_SHIM_H
-#include <libpq-fe.h>
+#include <postgresql/libpq-fe.h>
 #endif

@@ -1,4 +1,5 @@
 #include "CShims.h"
+#include "CLazyLibs.h"
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -58,12 +59,9 @@ int shim_pem_certificate_spki_sha256(const char *pem, size_t length, unsigned ch
     return ok;
 }
 
-long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_min_proto_version(ctx, version); }
-long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) { return SSL_CTX_set_max_proto_version(ctx, version); }
 long shim_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
-long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
 
-const secp256k1_context *shim_secp256k1_context_static(void) { return secp256k1_context_static; }
+const secp256k1_context *shim_secp256k1_context_static(void) { return clazy_secp256k1_context_static(); }
 
 static volatile sig_atomic_t termination_signal = 0;
 
@@ -108,6 +106,8 @@ void shim_reset_termination(void) { termination_signal = 0; }
 const char *shim_sqlite_version(void) { return sqlite3_libversion(); }
 const char *shim_openssl_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
 const char *shim_curl_version(void) {
+    /* libcurl is loaded on first use: `job version` loads it, and says so when it cannot. */
+    if (clazy_library_load(CLazyLibraryCurl) != NULL) return "unavailable";
     const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
     return info ? info->version : "unknown";
 }

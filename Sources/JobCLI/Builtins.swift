@@ -16,7 +16,7 @@ enum Builtins {
         }
         let width = catalog.jobs.map(\.name.count).max() ?? 0
         for job in catalog.jobs {
-            invocation.output.write(job.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + job.summary + "\n")
+            invocation.output.write(job.name.padded(to: width + 2) + job.summary + "\n")
         }
     }
 
@@ -96,6 +96,8 @@ enum Builtins {
         if engine == .sqlite {
             try PrivateFiles.createFolders(for: invocation.storePath)
             PrivateFiles.createStoreFile(invocation.storePath)
+        } else {
+            try LazyLibrary.postgresql.require()
         }
         let migrator = catalog.migrator(for: engine)
         let database: Database
@@ -127,7 +129,7 @@ enum TextTable {
         var widths = [Int](repeating: 0, count: columns)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         return rows.map { row in
-            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padding(toLength: widths[i] + 2, withPad: " ", startingAt: 0) }.joined()
+            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padded(to: widths[i] + 2) }.joined()
         }.joined(separator: "\n") + "\n"
     }
 }

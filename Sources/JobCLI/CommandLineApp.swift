@@ -113,6 +113,7 @@ public struct CommandLineApp {
             let arguments = try Arguments(parsing: Array(words.dropFirst(consumed)), options: command.options,
                                           positionals: command.positionals, commandName: command.displayName)
             try invocation.requireSQLiteStore(for: command.displayName, runsOnPostgreSQL: command.runsOnPostgreSQL)
+            for library in command.libraries { try library.require() }
             let database = try invocation.openStore(catalog)
             let context = invocation.context(name: command.displayName, database: database, arguments: arguments, dryRun: false, catalog: catalog)
             try command.run(context)

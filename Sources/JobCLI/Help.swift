@@ -24,13 +24,13 @@ struct Help {
             """
         let names = catalog.jobs.map(\.name) + CommandLineApp.builtins.map(\.name) + catalog.commands.map(\.displayName)
         let width = names.map(\.count).max() ?? 16
-        for job in catalog.jobs { text += "  " + job.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + job.summary + "\n" }
+        for job in catalog.jobs { text += "  " + job.name.padded(to: width + 2) + job.summary + "\n" }
         text += "\nCommands:\n"
         for builtin in CommandLineApp.builtins {
-            text += "  " + builtin.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + builtin.summary + "\n"
+            text += "  " + builtin.name.padded(to: width + 2) + builtin.summary + "\n"
         }
         for command in catalog.commands {
-            text += "  " + command.displayName.padding(toLength: width + 2, withPad: " ", startingAt: 0) + command.summary + "\n"
+            text += "  " + command.displayName.padded(to: width + 2) + command.summary + "\n"
         }
         text += "\nGlobal options:\n" + optionLines(GlobalOptions.specs) + "\n" + Help.exitCodes + "\n"
         return text

@@ -14,6 +14,7 @@ import Runner
 /// back-off stored.
 struct RetriggerStaleJob: Job {
     let name = "retrigger-stale"
+    let libraries: [LazyLibrary] = [.curl]
     let summary = "re-send a relay wake-up while a Syncthing peer still needs data (slow cadence)"
     let schedule = Schedule.every(minutes: 15, randomizedDelaySeconds: 60)
     var environmentKeys: [(name: String, help: String)] { HelperConfiguration.environmentKeys }

@@ -27,6 +27,7 @@ struct SendWakeupsJob: Job {
     /// On PostgreSQL several passes (on several hosts) run at once and split the due Device IDs (`WakeupClaim`).
     let passesShareWork = true
     let name = "send-wakeups"
+    let libraries: [LazyLibrary] = [.curl]
     let summary = "send silent APNs pushes for triggered Device IDs (30 s debounce), record each token's answer"
     let schedule = Schedule.every(minutes: 1, randomizedDelaySeconds: 5)
     var environmentKeys: [(name: String, help: String)] { APNsConfiguration.environmentKeys }

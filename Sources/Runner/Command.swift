@@ -13,6 +13,8 @@ public protocol Command: Sendable {
     var discussion: String { get }
     /// True for the relay role's commands, which also run on a PostgreSQL store; every other command needs SQLite.
     var runsOnPostgreSQL: Bool { get }
+    /// The lazily loaded system libraries the command uses; loaded before the store is opened.
+    var libraries: [LazyLibrary] { get }
     /// Runs the command.
     func run(_ context: JobContext) throws
 }
@@ -22,6 +24,7 @@ extension Command {
     public var positionals: [PositionalSpec] { [] }
     public var discussion: String { "" }
     public var runsOnPostgreSQL: Bool { false }
+    public var libraries: [LazyLibrary] { [] }
     /// The command's name as typed (`grants issue`).
     public var displayName: String { path.joined(separator: " ") }
 }

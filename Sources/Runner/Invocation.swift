@@ -69,6 +69,7 @@ public struct Invocation: Sendable {
     /// A PostgreSQL store is only connected to: its database is made by the operator, never by this program.
     public func openStore(_ catalog: Catalog) throws -> Database {
         if storeEngine == .postgresql {
+            try LazyLibrary.postgresql.require()
             do {
                 let database = try Database(path: storePath)
                 try catalog.postgresMigrator.migrate(database, now: Date().unixMilliseconds)
@@ -94,8 +95,10 @@ public struct Invocation: Sendable {
     /// process has just created gets its header within milliseconds, so a 0-byte file is looked at for up to 250 ms.
     func refuseEmptyStoreFile() throws {
         for attempt in 0..<50 {
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: storePath),
-                  (attributes[.size] as? NSNumber)?.intValue == 0 else { return }
+            // lstat, not FileManager's attributes: those also look up the owner's and group's names, which costs
+            // every command reading /etc/nsswitch.conf, /etc/passwd and /etc/group and asking nscd.
+            var info = stat()
+            guard lstat(storePath, &info) == 0, info.st_size == 0 else { return }
             if attempt < 49 { usleep(5_000) }
         }
         throw JobError.store("store-empty", "the store file is empty (0 bytes); restore it from a backup, or run 'job migrate' to start a new store in it")

@@ -24,6 +24,8 @@ public protocol Job: Sendable {
     /// True when passes of this job may run at once on a PostgreSQL store, each claiming its own share of the work
     /// (`send-wakeups` on several hosts): each pass then holds a lease of its own instead of the job's one lease.
     var passesShareWork: Bool { get }
+    /// The lazily loaded system libraries a pass uses; the runner loads them before it opens the store.
+    var libraries: [LazyLibrary] { get }
     /// Does one pass.
     func run(_ context: JobContext) throws -> JobResult
 }
@@ -35,4 +37,5 @@ extension Job {
     public var credentials: [String] { [] }
     public var runsOnPostgreSQL: Bool { false }
     public var passesShareWork: Bool { false }
+    public var libraries: [LazyLibrary] { [] }
 }

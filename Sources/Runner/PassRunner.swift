@@ -28,6 +28,7 @@ public struct PassRunner {
         do {
             let options = job.options + [OptionSpec.flag("--dry-run", "report what the pass would do, change nothing")]
             let arguments = try Arguments(parsing: tokens, options: options, positionals: [], commandName: job.name)
+            for library in job.libraries { try library.require() }
             let database = try invocation.openStore(catalog)
             return pass(job, database: database, arguments: arguments, logger: logger).exitCode
         } catch {

@@ -12,6 +12,7 @@ import Runner
 /// recorded in `token_pool_fetches` and, through the pass's counts or failure category, in `job status`.
 struct PrefetchJob: Job {
     let name = "prefetch"
+    let libraries: [LazyLibrary] = [.curl]
     let summary = "emulate the native fetcher: pick pool[epochDay % size] and ask Endorser for New Activity"
     let schedule = Schedule.hourly(atMinute: 20)
     let environmentKeys: [(name: String, help: String)] = [("ENDORSER_URL", "base URL of the Endorser server (https://…)")]

@@ -1,6 +1,6 @@
 /// C wrappers for library entry points Swift cannot call directly:
 /// variadic functions (curl_easy_setopt, curl_multi_setopt, curl_easy_getinfo),
-/// function-like macros (OpenSSL SSL_CTX_* controls), sentinel function pointers
+/// function-like macros (OpenSSL BIO_get_mem_data), sentinel function pointers
 /// (SQLITE_TRANSIENT) and extern const objects that are awkward to import
 /// (secp256k1_context_static).
 #ifndef BACKGROUNDJOBS_CSHIMS_H
@@ -8,9 +8,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>  /* strlen and friends, which Swift modules importing CShims use */
 #include <sqlite3.h>
 #include <curl/curl.h>
-#include <openssl/ssl.h>
 #include <openssl/bio.h>
 #include <secp256k1.h>
 
@@ -46,11 +46,8 @@ CURLcode shim_curl_msg_result(const CURLMsg *message);
 /// libcurl's CURLOPT_PINNEDPUBLICKEY compares against ("sha256//" + base64). Returns 1 on success, 0 otherwise.
 int shim_pem_certificate_spki_sha256(const char *pem, size_t length, unsigned char out[32]);
 
-/* ---- OpenSSL (function-like macros) ---- */
-long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
-long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version);
+/* ---- OpenSSL's libcrypto (function-like macros) ---- */
 long shim_BIO_get_mem_data(BIO *bio, char **data);
-long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
 
 /* ---- libsecp256k1 ---- */
 /// The static (no-precomputation) context: enough for verification, key parsing and recovery.
@@ -63,7 +60,7 @@ const secp256k1_context *shim_secp256k1_context_static(void);
 void shim_install_termination_handlers(void);
 /* SIGTERM/SIGINT exit 75 at once: for the start of a process, before a pass installs the recording handlers. */
 void shim_install_early_exit_handlers(void);
-/* The linked libraries' versions, for `job version`. */
+/* The linked libraries' versions, for `job version` (curl: "unavailable" when libcurl cannot be loaded). */
 const char *shim_sqlite_version(void);
 const char *shim_openssl_version(void);
 const char *shim_curl_version(void);

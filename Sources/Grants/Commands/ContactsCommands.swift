@@ -67,6 +67,7 @@ enum ContactRemoval {
 /// `job contacts delete CONTACT`: forgets one peer, in both directions.
 struct ContactsDeleteCommand: Command {
     let path = ["contacts", "delete"]
+    let libraries: [LazyLibrary] = [.quic]
     let summary = "forget a contact: delete both directions' grants and revoke the issued side"
     let positionals = [PositionalSpec("CONTACT", "endpoint id or label")]
 
@@ -83,6 +84,7 @@ struct ContactsDeleteCommand: Command {
 /// `job contacts delete-all`: forgets every peer and revokes every grant this node issued.
 struct ContactsDeleteAllCommand: Command {
     let path = ["contacts", "delete-all"]
+    let libraries: [LazyLibrary] = [.quic]
     let summary = "forget every contact and revoke every grant this node issued"
 
     func run(_ context: JobContext) throws {

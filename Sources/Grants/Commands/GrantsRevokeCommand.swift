@@ -7,6 +7,7 @@ import Runner
 /// revoke message is sent so its entry disappears promptly; correctness never depends on it arriving.
 struct GrantsRevokeCommand: Command {
     let path = ["grants", "revoke"]
+    let libraries: [LazyLibrary] = [.quic]
     let summary = "revoke every grant issued to one endpoint (its next proof is answered 'revoked')"
     let options: [OptionSpec] = [.value("--peer", "PEER", "the device: a label, a unique fingerprint prefix or the endpoint id (64 hex)")]
     let positionals = [PositionalSpec("PEER", "the device (instead of --peer)", optional: true)]

@@ -13,6 +13,7 @@ import Runner
 /// handshake, each message and the connection have deadlines (`LinkDeadlines`).
 struct ServeLinkCommand: Command {
     let path = ["serve-link"]
+    let libraries: [LazyLibrary] = [.quic]
     let summary = "answer peers' offers, pulls and revoke notices over iroh-compatible QUIC (a UDP socket from systemd, or --listen)"
     let options: [OptionSpec] = [
         .value("--listen", "HOST:PORT", "bind this UDP address instead of serving the socket systemd passed"),

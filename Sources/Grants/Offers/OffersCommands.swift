@@ -71,6 +71,7 @@ enum OfferSenderArgument {
 /// receiver may already hold the offer, it is told best-effort over the link, so the offer stops waiting there.
 struct OffersCancelCommand: Command {
     let path = ["offers", "cancel"]
+    let libraries: [LazyLibrary] = [.quic]
     let summary = "withdraw an outgoing offer (a held offer can then never be collected; a delivered one is withdrawn on the receiver)"
     let positionals = [PositionalSpec("ID", "the offer id")]
 
@@ -124,6 +125,7 @@ struct OffersAcceptCommand: Command {
 /// it is a contact with an address (best effort), else at the next link contact, and stops the share.
 struct OffersDeclineCommand: Command {
     let path = ["offers", "decline"]
+    let libraries: [LazyLibrary] = [.quic]
     let summary = "decline an incoming offer (the sender is told now if reachable, else at the next link contact)"
     let positionals = [PositionalSpec("ID", "the offer id")]
     let options = [OfferSenderArgument.option]

@@ -9,6 +9,7 @@ import Runner
 /// at its next `pull-offers`. The share behind an offer is never public (`OfferShare.access`).
 struct OffersSendCommand: Command {
     let path = ["offers", "send"]
+    let libraries: [LazyLibrary] = [.quic]
     let summary = "offer a transfer ticket to a contact (held here until they check, if unreachable)"
     let options: [OptionSpec] = [
         .required("--to", "ENDPOINT", "the contact's endpoint id (64 hex) or label"),

@@ -21,6 +21,7 @@ import Runner
 /// `--json` result's details only, never in logs).
 struct PullOffersJob: Job {
     let name = "pull-offers"
+    let libraries: [LazyLibrary] = [.quic]
     let summary = "collect offers held for this node by its contacts (opt-in; at most once per contact per 5 minutes)"
     let schedule = Schedule.every(minutes: 15)
     let options: [OptionSpec] = [.flag("--check-now", "pull even when pull-offers.enabled is off")]

@@ -12,6 +12,7 @@ import Runner
 struct ServeRelayCommand: Command {
     let runsOnPostgreSQL = true
     let path = ["serve-relay"]
+    let libraries: [LazyLibrary] = [.microhttpd]
     let summary = "serve the relay's HTTP API (provision, trigger, status, health) behind nginx; socket-activated or --listen"
     let options: [OptionSpec] = [
         .value("--listen", "HOST:PORT", "listen here instead of on the socket systemd passes (port 0 picks a free port)"),
