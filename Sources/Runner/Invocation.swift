@@ -70,20 +70,14 @@ public struct Invocation: Sendable {
     public func openStore(_ catalog: Catalog) throws -> Database {
         if storeEngine == .postgresql {
             try LazyLibrary.postgresql.require()
-            do {
-                let database = try Database(path: storePath)
-                try catalog.postgresMigrator.migrate(database, now: Date().unixMilliseconds)
-                return database
-            } catch {
-                throw StoreFailure.jobError(for: error)
-            }
+        } else {
+            try PrivateFiles.createFolders(for: storePath)
+            try refuseEmptyStoreFile()
+            PrivateFiles.createStoreFile(storePath)
         }
-        try PrivateFiles.createFolders(for: storePath)
-        try refuseEmptyStoreFile()
-        PrivateFiles.createStoreFile(storePath)
         do {
             let database = try Database(path: storePath)
-            try catalog.migrator.migrate(database, now: Date().unixMilliseconds)
+            try catalog.migrator(for: storeEngine).migrate(database, now: Date().unixMilliseconds)
             return database
         } catch {
             throw StoreFailure.jobError(for: error)

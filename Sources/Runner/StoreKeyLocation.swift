@@ -64,7 +64,7 @@ public struct StoreKeyLocation: Sendable {
         var text = bytes
         while let last = text.last, last == 0x0a || last == 0x0d || last == 0x20 { text.removeLast() }
         defer { for i in text.indices { text[i] = 0 } }
-        if text.count == 64, let decoded = StoreKeyLocation.decodeHex(text) { return SecretBytes(decoded) }
+        if text.count == 64, let decoded = HexDigits.decode(text) { return SecretBytes(decoded) }
         throw JobError.configuration("store-key-malformed", "the store key file must hold 32 bytes or 64 hex digits")
     }
 
@@ -89,23 +89,4 @@ public struct StoreKeyLocation: Sendable {
         }
     }
 
-    static func decodeHex(_ text: [UInt8]) -> [UInt8]? {
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: return c - 0x30
-            case 0x61...0x66: return c - 0x61 + 10
-            case 0x41...0x46: return c - 0x41 + 10
-            default: return nil
-            }
-        }
-        var out = [UInt8]()
-        out.reserveCapacity(text.count / 2)
-        var index = 0
-        while index + 1 < text.count {
-            guard let hi = nibble(text[index]), let lo = nibble(text[index + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            index += 2
-        }
-        return out
-    }
 }

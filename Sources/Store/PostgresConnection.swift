@@ -197,24 +197,8 @@ final class PostgresConnection {
     }
 
     static func decodeHexBytea(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard bytes.count >= 2, bytes[0] == 0x5c, bytes[1] == 0x78, bytes.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: return c - 0x30
-            case 0x61...0x66: return c - 0x61 + 10
-            case 0x41...0x46: return c - 0x41 + 10
-            default: return nil
-            }
-        }
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count - 2) / 2)
-        var index = 2
-        while index < bytes.count {
-            guard let hi = nibble(bytes[index]), let lo = nibble(bytes[index + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            index += 2
-        }
-        return out
+        guard bytes.count >= 2, bytes[0] == 0x5c, bytes[1] == 0x78 else { return nil }
+        return HexDigits.decode(bytes.dropFirst(2))
     }
 
     /// The values in `conninfo` no message may show (its password), parsed as libpq parses it. A string libpq
