@@ -90,7 +90,7 @@ struct SendWakeupsJob: Job {
             let claim = try WakeupClaim.devices(db, keyring: registry.keyring, now: now, after: afterDevice,
                                                 limit: min(Self.batchSize, Self.maxDevicesPerPass - dueDevices.count))
             try claimed(claim)
-            guard let last = claim.devices.last else { break }
+            guard let last = claim.lastDevice else { break }
             afterDevice = last
         }
         var afterToken: Int64 = 0

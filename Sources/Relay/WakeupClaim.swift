@@ -14,6 +14,8 @@ import Store
 struct WakeupClaim {
     /// Device IDs claimed (their triggers are consumed once their pushes are answered).
     var devices: [Int64] = []
+    /// The last due Device ID the claim looked at (where the next batch goes on), claimed or not.
+    var lastDevice: Int64?
     /// Tokens claimed and stamped, opened and ready to push.
     var targets: [SendWakeupsJob.Target] = []
     /// Tokens whose sealed value this store key could not open (not stamped, not pushed).
@@ -28,16 +30,26 @@ struct WakeupClaim {
             claim.devices = try db.query("""
                 SELECT d.id FROM relay_devices d WHERE d.id > ? AND \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(limit)\(skipLocked(db))
                 """, [after, window, window]).map { try $0.get(0) }
+            claim.lastDevice = claim.devices.last
             guard !claim.devices.isEmpty else { return claim }
             let list = claim.devices.map(String.init).joined(separator: ",")
-            let rows = try db.query("""
-                SELECT t.id, t.token_sealed, t.environment, t.sent_at FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
+            let pushable = """
+                FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
                 WHERE t.device_id IN (\(list)) AND \(WakeupDebounce.mayPushSQL("t"))
                 AND NOT \(TokenCleanup.deadSQL("t"))
                 AND NOT (t.retry_due = 0 AND t.result_at IS NOT NULL AND t.result_at >= dd.last_trigger_at)
-                ORDER BY t.id\(skipLocked(db, of: "t"))
-                """, [window])
+                """
+            let rows = try db.query("SELECT t.id, t.token_sealed, t.environment, t.sent_at \(pushable) ORDER BY t.id\(skipLocked(db, of: "t"))", [window])
             try claim.stamp(rows, db, keyring: keyring, now: now, window: window)
+            if db.engine == .postgresql {
+                // A token another transaction held (an answer being recorded, a registration refreshed) was skipped:
+                // its Device ID keeps its trigger, so a later pass pushes that token instead of it being lost.
+                let claimed = Set(rows.compactMap { try? $0.get(0, as: Int64.self) })
+                let skipped = Set(try db.query("SELECT t.id, t.device_id \(pushable)", [window]).compactMap { row -> Int64? in
+                    claimed.contains(try row.get(0, as: Int64.self)) ? nil : try row.get(1, as: Int64.self)
+                })
+                claim.devices.removeAll { skipped.contains($0) }
+            }
             return claim
         }
     }
