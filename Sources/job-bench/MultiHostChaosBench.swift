@@ -12,7 +12,8 @@ enum MultiHostChaosBench {
         configuration.idleDevices = 5_000
         configuration.clients = 32
         configuration.triggerSeconds = 60
-        configuration.killInterval = 0.5...2.0
+        configuration.killInterval = 0.3...1.5
+        configuration.killSecondsAfterTriggers = 35
         configuration.settleTimeoutSeconds = 300
         var rest = arguments
         while let option = rest.popFirst() {
@@ -49,6 +50,7 @@ enum MultiHostChaosBench {
         print("  kills: \(r.serveRelayKills) serve-relay, \(r.sendWakeupsKills) send-wakeups (of \(r.killsSent) SIGKILLs sent; the others found the pass done); PostgreSQL crashes: \(r.postgresRestarts)")
         print("  send-wakeups passes: \(r.passes) (exit statuses \(exits))")
         print("  trigger phase \(String(format: "%.1f", r.triggerPhaseSeconds)) s, settling \(String(format: "%.1f", r.settleSeconds)) s, total \(String(format: "%.1f", r.seconds)) s")
+        print("  passes that moved stored times back to their clock (clock.stored_time_in_future): \(r.clockRepairs)")
         print("  violations: \(r.violations.count)")
         if !r.violations.isEmpty { throw BenchFailure("\(r.violations.count) invariant violation(s)") }
     }

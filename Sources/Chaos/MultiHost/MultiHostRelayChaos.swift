@@ -9,7 +9,8 @@ import Synchronization
 /// after pass (several at once, as the timers of several hosts would), pushing to the HTTP/2 APNs stand-in. A
 /// killer SIGKILLs a random serve-relay or running pass every `killInterval` (killed serve-relays are restarted on
 /// a fresh port, killed passes are followed by the host's next), and the PostgreSQL server itself is SIGKILLed and
-/// restarted once mid-run. Then the kills stop and the passes run on undisturbed until nothing is pending (the
+/// restarted once mid-run. The kills last through the trigger phase (and `killSecondsAfterTriggers` more, into
+/// the pushes the debounce deferred). Then the kills stop and the passes run on undisturbed until nothing is pending (the
 /// 30 s window of the last pushes has passed), and one last pass runs alone. `PushLogModel` then judges the
 /// stand-in's log against the triggers the clients saw accepted: none lost, none doubled within 30 s, only
 /// provisioned tokens.
@@ -37,7 +38,9 @@ public final class MultiHostRelayChaos {
         /// The trigger phase's planned length (triggers are spread over it; it lasts longer if the relay lags).
         public var triggerSeconds = 6.0
         /// Seconds between two kills, drawn uniformly.
-        public var killInterval: ClosedRange<Double> = 0.2...0.6
+        public var killInterval: ClosedRange<Double> = 0.1...0.4
+        /// Kills go on this long after the last trigger was accepted (into the pushes the debounce deferred).
+        public var killSecondsAfterTriggers = 0.0
         /// SIGKILL and restart the PostgreSQL server once, halfway through the trigger phase.
         public var restartPostgres = true
         /// Longest undisturbed settling after the kills, before the run counts as not settled.
@@ -65,6 +68,8 @@ public final class MultiHostRelayChaos {
         /// Passes by exit status (137: SIGKILLed).
         public var passExits: [Int32: Int] = [:]
         public var postgresRestarts = 0
+        /// Passes that found stored times ahead of their clock and moved them back (`clock.stored_time_in_future`).
+        public var clockRepairs = 0
         public var violations: [String] = []
         public var triggerPhaseSeconds = 0.0
         public var settleSeconds = 0.0
@@ -168,7 +173,7 @@ public final class MultiHostRelayChaos {
             launchTracked("send-wakeups-\(host)") {
                 var pause = ChaosRandom(seed: hostSeed &+ UInt64(host))
                 while !stopPasses.isSet {
-                    let status = fleet.runPass()
+                    let status = fleet.runPass(host: host)
                     tally.withLock { t in
                         t.passExits[status, default: 0] += 1
                         // 75: the store's connection was lost or APNs unreachable; 69: the store was unavailable.
@@ -188,12 +193,13 @@ public final class MultiHostRelayChaos {
                 usleep(UInt32(Double.random(in: interval, using: &dice) * 1e6))
                 guard killing.isSet else { break }
                 // A serve-relay at a random moment of its life; a pass at a random moment of its first 150 ms (most
-                // passes last no longer), waiting up to a second for one to be running.
-                let role = ChaosChildren.Role.allCases.randomElement(using: &dice)!
+                // passes last no longer); the other kind when none of the drawn kind is running.
+                var role = ChaosChildren.Role.allCases.randomElement(using: &dice)!
                 var victim = children.pick(role, using: &dice)
                 for _ in 0..<100 where victim == nil && killing.isSet {
-                    usleep(10_000)
+                    role = role == .serveRelay ? .sendWakeups : .serveRelay
                     victim = children.pick(role, using: &dice)
+                    if victim == nil { usleep(10_000) }
                 }
                 guard let victim else { continue }
                 if role == .sendWakeups { usleep(UInt32.random(in: 0...150_000, using: &dice)) }
@@ -221,8 +227,9 @@ public final class MultiHostRelayChaos {
         }
         clients.waitUntilDone()
         report.triggerPhaseSeconds = Date().timeIntervalSince(triggerStart)
+        if c.killSecondsAfterTriggers > 0 { usleep(UInt32(c.killSecondsAfterTriggers * 1e6)) }
         killing.set(false)
-        progress("relay-multihost: trigger phase over after \(Int(report.triggerPhaseSeconds)) s; settling")
+        progress("relay-multihost: trigger phase over after \(Int(report.triggerPhaseSeconds)) s, kills over; settling")
 
         // Settle undisturbed: until nothing is pending (due Device IDs wait out their 30 s window), then the hosts
         // stop after their pass in progress and one last pass runs alone.
@@ -264,6 +271,7 @@ public final class MultiHostRelayChaos {
         report.violations += verdict.violations
         report.pushes = verdict.pushes
         report.tokensPushed = verdict.tokensPushed
+        for (device, number) in verdict.lostTokens { report.violations.append(try Self.storeState(store, device: device, token: number)) }
         if accepted.count != c.triggers { report.violations.append("\(c.triggers - accepted.count) trigger(s) never accepted") }
         if settled { report.violations += try Self.bookkeeping(store) }
 
@@ -275,6 +283,7 @@ public final class MultiHostRelayChaos {
         report.passes = t.passExits.values.reduce(0, +)
         report.violations += t.unexpected.prefix(5)
         if t.unexpected.count > 5 { report.violations.append("… \(t.unexpected.count) unexpected exits in all") }
+        report.clockRepairs = fleet.passLogCount("clock.stored_time_in_future", hosts: c.sendWakeups)
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
@@ -286,6 +295,18 @@ public final class MultiHostRelayChaos {
             SELECT (SELECT count(*) FROM relay_devices WHERE last_trigger_at > coalesce(last_push_at, 0))
                  + (SELECT count(*) FROM relay_tokens WHERE retry_due = 1)
             """) ?? -1
+    }
+
+    /// What the store holds for token `token` of plan index `device` (seeded in plan order: ids follow it).
+    static func storeState(_ store: String, device: Int, token: Int) throws -> String {
+        let db = try Database(path: store)
+        guard let d = try db.queryOne("SELECT last_trigger_at, last_push_at FROM relay_devices WHERE id = ?", [Int64(device + 1)]),
+              let t = try db.queryOne("SELECT sent_at, result_at, result_status, retry_due FROM relay_tokens WHERE id = ?", [Int64(device * 2 + token + 1)]) else {
+            return "store: Device ID #\(device) not found"
+        }
+        func text(_ row: Row, _ i: Int) throws -> String { try row.get(i, as: Int64?.self).map(String.init) ?? "null" }
+        return "store: Device ID #\(device) last_trigger_at \(try text(d, 0)) last_push_at \(try text(d, 1)); token \(token) sent_at \(try text(t, 0)) "
+            + "result_at \(try text(t, 1)) status \(try text(t, 2)) retry_due \(try text(t, 3))"
     }
 
     /// After the settled run: no pass still marked running, no pass failed but the killed and the store-lost ones,

@@ -49,6 +49,8 @@ public struct PushLogModel: Sendable {
         public var doubled = 0
         /// (trigger, token) pairs with no push at or after the trigger.
         public var lost = 0
+        /// The first lost ones: plan index of the Device ID, token number on it.
+        public var lostTokens: [(device: Int, token: Int)] = []
     }
 
     /// Checks `pushes` against the `accepted` triggers; `attempted` are the Device IDs any trigger request was sent
@@ -77,8 +79,9 @@ public struct PushLogModel: Sendable {
         for trigger in accepted { latest[trigger.device] = max(latest[trigger.device] ?? .min, trigger.sentAtMilliseconds) }
         for (device, sentAt) in latest.sorted(by: { $0.key < $1.key }) {
             let second = sentAt >= 0 ? sentAt / 1000 : (sentAt - 999) / 1000
-            for token in tokens[device] where !(times[token] ?? []).contains(where: { $0 >= second }) {
+            for (number, token) in tokens[device].enumerated() where !(times[token] ?? []).contains(where: { $0 >= second }) {
                 verdict.lost += 1
+                if verdict.lostTokens.count < 3 { verdict.lostTokens.append((device, number)) }
                 if verdict.lost <= 3 {
                     verdict.violations.append("token \(token.prefix(12))… of Device ID #\(device) not pushed after its trigger at \(second): pass clocks \((times[token] ?? []).sorted())")
                 }

@@ -88,11 +88,24 @@ final class RelayFleet: Sendable {
         for pid in servers.withLock({ Array($0.values) }) { children.signal(pid, SIGTERM) }
     }
 
-    /// Runs one `send-wakeups` pass to its end (or its kill); its exit status (137: SIGKILLed).
-    func runPass() -> Int32 {
-        guard let pid = try? children.spawn(.sendWakeups, [executable, "--store", store, "--json", "send-wakeups"], environment: environment, outputFile: nil) else {
+    /// Runs one `send-wakeups` pass to its end (or its kill), its output appended to `send-wakeups-<host>.out`; its
+    /// exit status (137: SIGKILLed).
+    func runPass(host: Int) -> Int32 {
+        let output = directory + "/send-wakeups-\(host).out"
+        if !FileManager.default.fileExists(atPath: output) { _ = FileManager.default.createFile(atPath: output, contents: nil) }
+        guard let pid = try? children.spawn(.sendWakeups, [executable, "--store", store, "--json", "send-wakeups"], environment: environment, outputFile: output) else {
             return -1
         }
         return children.wait(pid)
+    }
+}
+
+extension RelayFleet {
+    /// How many times the passes' logs say `event`.
+    func passLogCount(_ event: String, hosts: Int) -> Int {
+        (0..<hosts).reduce(0) { sum, host in
+            let text = (try? String(contentsOfFile: directory + "/send-wakeups-\(host).out", encoding: .utf8)) ?? ""
+            return sum + text.components(separatedBy: event).count - 1
+        }
     }
 }
