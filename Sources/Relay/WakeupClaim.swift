@@ -20,6 +20,8 @@ struct WakeupClaim {
     var targets: [SendWakeupsJob.Target] = []
     /// Tokens whose sealed value this store key could not open (not stamped, not pushed).
     var unreadable = 0
+    /// Tokens another pass stamped between this claim's read and its stamp (that pass pushes them, if it lives).
+    var stampedElsewhere = Set<Int64>()
 
     /// Claims up to `limit` due Device IDs with ids above `after` (keyset order, so a Device ID with nothing
     /// left to push is not found again by the same pass), with their pushable tokens. One write transaction.
@@ -33,22 +35,28 @@ struct WakeupClaim {
             claim.lastDevice = claim.devices.last
             guard !claim.devices.isEmpty else { return claim }
             let list = claim.devices.map(String.init).joined(separator: ",")
-            let pushable = """
-                FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
+            let rows = try db.query("""
+                SELECT t.id, t.token_sealed, t.environment, t.sent_at FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
                 WHERE t.device_id IN (\(list)) AND \(WakeupDebounce.mayPushSQL("t"))
                 AND NOT \(TokenCleanup.deadSQL("t"))
                 AND NOT (t.retry_due = 0 AND t.result_at IS NOT NULL AND t.result_at >= dd.last_trigger_at)
-                """
-            let rows = try db.query("SELECT t.id, t.token_sealed, t.environment, t.sent_at \(pushable) ORDER BY t.id\(skipLocked(db, of: "t"))", [window])
+                ORDER BY t.id\(skipLocked(db, of: "t"))
+                """, [window])
             try claim.stamp(rows, db, keyring: keyring, now: now, window: window)
             if db.engine == .postgresql {
-                // A token another transaction held (an answer being recorded, a registration refreshed) was skipped:
-                // its Device ID keeps its trigger, so a later pass pushes that token instead of it being lost.
-                let claimed = Set(rows.compactMap { try? $0.get(0, as: Int64.self) })
-                let skipped = Set(try db.query("SELECT t.id, t.device_id \(pushable)", [window]).compactMap { row -> Int64? in
+                // A Device ID's trigger is consumed only when each of its live tokens is pushed by this pass or already
+                // answered for that trigger. A token another transaction held (an answer being recorded, a registration
+                // refreshed: skipped by SKIP LOCKED), or one another pass stamped after this claim's first statement read
+                // the Device ID as due (that pass may die before sending), leaves the trigger for a later pass.
+                let claimed = Set(rows.compactMap { try? $0.get(0, as: Int64.self) }).subtracting(claim.stampedElsewhere)
+                let unserved = Set(try db.query("""
+                    SELECT t.id, t.device_id FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
+                    WHERE t.device_id IN (\(list)) AND NOT \(TokenCleanup.deadSQL("t"))
+                    AND NOT (t.retry_due = 0 AND t.result_at IS NOT NULL AND t.result_at >= dd.last_trigger_at)
+                    """).compactMap { row -> Int64? in
                     claimed.contains(try row.get(0, as: Int64.self)) ? nil : try row.get(1, as: Int64.self)
                 })
-                claim.devices.removeAll { skipped.contains($0) }
+                claim.devices.removeAll { unserved.contains($0) }
             }
             return claim
         }
@@ -86,7 +94,10 @@ struct WakeupClaim {
             let sealed: [UInt8] = try row.get(1)
             guard let opened = try? keyring.open(sealed, purpose: Registry.tokenPurpose),
                   let environment = APNsEnvironment(rawValue: try row.get(2)) else { unreadable += 1; continue }
-            guard try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND \(WakeupDebounce.mayPushSQL())", [now, id, window]) == 1 else { continue }
+            guard try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND \(WakeupDebounce.mayPushSQL())", [now, id, window]) == 1 else {
+                stampedElsewhere.insert(id)
+                continue
+            }
             targets.append(SendWakeupsJob.Target(tokenRow: id, token: String(decoding: opened.copyBytes(), as: UTF8.self),
                                                  environment: environment, previousSentAt: try row.get(3)))
         }
