@@ -14,6 +14,9 @@ import Store
 struct WakeupClaim {
     /// Device IDs claimed (their triggers are consumed once their pushes are answered).
     var devices: [Int64] = []
+    /// The `last_trigger_at` each claimed Device ID had when claimed: only that trigger is consumed (a later one,
+    /// even one stamped with an earlier clock by a slower writer, stays pending).
+    var seenTriggers: [Int64: Int64] = [:]
     /// The last due Device ID the claim looked at (where the next batch goes on), claimed or not.
     var lastDevice: Int64?
     /// Tokens claimed and stamped, opened and ready to push.
@@ -29,9 +32,11 @@ struct WakeupClaim {
         let window = now - WakeupDebounce.windowMilliseconds
         return try db.write { db in
             var claim = WakeupClaim()
-            claim.devices = try db.query("""
-                SELECT d.id FROM relay_devices d WHERE d.id > ? AND \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(limit)\(skipLocked(db))
-                """, [after, window, window]).map { try $0.get(0) }
+            let due = try db.query("""
+                SELECT d.id, d.last_trigger_at FROM relay_devices d WHERE d.id > ? AND \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(limit)\(skipLocked(db))
+                """, [after, window, window])
+            claim.devices = try due.map { try $0.get(0) }
+            for row in due { claim.seenTriggers[try row.get(0, as: Int64.self)] = try row.get(1, as: Int64.self) }
             claim.lastDevice = claim.devices.last
             guard !claim.devices.isEmpty else { return claim }
             let list = claim.devices.map(String.init).joined(separator: ",")

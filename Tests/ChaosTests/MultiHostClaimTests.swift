@@ -59,4 +59,48 @@ import TestSupport
         let settled = try run(at: t0 + 80, ["send-wakeups"])
         #expect(settled.exitCode == 0 && ChaosProcess.counts(settled.stdout)["devices"] == 0, "\(settled.stdout)")
     }
+    /// A trigger whose serve-relay read its clock before a pass started but committed after the pass's claim carries
+    /// a time older than the pass's: consuming "everything up to now" would swallow it unpushed.
+    @Test func aTriggerRecordedDuringAPassWithAnEarlierClockStaysPendingAndIsPushedNext() throws {
+        try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
+        let directory = TemporaryDirectory("multihost-late-trigger")
+        let cluster = try PostgresCluster.shared()
+        let database = try cluster.createDatabase(label: "late")
+        let keyFile = directory.path + "/store-key"
+        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data((0..<32).map { UInt8($0 * 11 % 256) }), attributes: [.posixPermissions: 0o600]))
+        let standIn = try APNsStandInProcess(directory: directory.path, answers: [:])
+        defer { standIn.stop() }
+        let environment = JobProcess.environment(home: directory.path, standIn.environment.merging(["JOB_STORE_KEY_FILE": keyFile]) { $1 })
+        let job = ChaosProcess(executable: JobProcess.executablePath, environment: environment)
+        let t0: Int64 = 1_790_000_000
+        func run(at seconds: Int64, _ arguments: [String]) throws -> ChaosProcess.Outcome {
+            try job.run(["--store", database.url, "--now", "@\(seconds)", "--json"] + arguments)
+        }
+        let late = MultiHostRelayChaos.deviceID(5), other = MultiHostRelayChaos.deviceID(6)
+        let lateToken = MultiHostRelayChaos.token(5, 0), otherToken = MultiHostRelayChaos.token(6, 0)
+        #expect(try run(at: t0, ["migrate"]).exitCode == 0)
+        #expect(try run(at: t0, ["relay", "register", "--device-id", late, "--apns-token", lateToken]).exitCode == 0)
+        #expect(try run(at: t0, ["relay", "register", "--device-id", other, "--apns-token", otherToken]).exitCode == 0)
+        for device in [late, other] { #expect(try run(at: t0, ["relay", "trigger", "--device-id", device]).exitCode == 0) }
+        // The first Device ID's token was pushed and answered for its trigger by a pass that died before consuming it.
+        try cluster.execute("UPDATE relay_tokens SET sent_at = \(t0 * 1000 + 1000), result_status = 200, result_at = \(t0 * 1000 + 1000) WHERE device_id = 1",
+                            database: database.name)
+
+        // A pass at t0+40 claims both and waits on the other Device ID's push (the stand-in answers after 2 s)…
+        let scriptFile = directory.path + "/apns-script.json"
+        var script = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: scriptFile))) as? [String: Any])
+        script["answer_delay_ms"] = 2000
+        try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: scriptFile))
+        let pass = try JobProcess.start(["--store", database.url, "--now", "@\(t0 + 40)", "--json", "send-wakeups"], environment: environment)
+        while pass.process.isRunning, try standIn.requests(since: 0).isEmpty { usleep(10_000) }
+        // …while a trigger for the first one, read on a clock a second behind the pass's, is recorded.
+        #expect(try run(at: t0 + 39, ["relay", "trigger", "--device-id", late]).exitCode == 0)
+        let passed = try pass.wait()
+        #expect(passed.exitCode == 0 && ChaosProcess.counts(passed.stdout)["delivered"] == 1, "\(passed.stdout) \(passed.stderr)")
+
+        // That trigger is still pending: after the window its token is pushed.
+        let after = try run(at: t0 + 80, ["send-wakeups"])
+        #expect(after.exitCode == 0 && ChaosProcess.counts(after.stdout)["delivered"] == 1, "\(after.stdout) \(after.stderr)")
+        #expect(try standIn.requests(since: 0).compactMap { $0["token"] as? String } == [otherToken, lateToken])
+    }
 }
