@@ -75,6 +75,7 @@ struct SendWakeupsJob: Job {
         //    again within the debounce window (`WakeupClaim`). Stopped while claiming, the stamps are released again:
         //    nothing was sent.
         var dueDevices: [Int64] = []
+        var seenTriggers: [Int64: Int64] = [:]
         var targets: [Target] = []
         var unreadable = 0
         func claimed(_ claim: WakeupClaim) throws {
@@ -83,6 +84,7 @@ struct SendWakeupsJob: Job {
                 throw JobError.cancelled
             }
             dueDevices += claim.devices
+            seenTriggers.merge(claim.seenTriggers) { $1 }
             targets += claim.targets
             unreadable += claim.unreadable
         }
@@ -169,7 +171,10 @@ struct SendWakeupsJob: Job {
             try context.checkCancellation()
             let batch = dueDevices[start..<min(start + Self.batchSize, dueDevices.count)]
             try db.write { db in
-                try db.execute("UPDATE relay_devices SET last_push_at = ? WHERE id IN (\(batch.map(String.init).joined(separator: ",")))", [now])
+                for device in batch {
+                    // Only the trigger the claim saw: one recorded since (its clock may read earlier than ours) stays.
+                    try db.execute("UPDATE relay_devices SET last_push_at = ? WHERE id = ? AND last_trigger_at = ?", [now, device, seenTriggers[device]])
+                }
             }
         }
 

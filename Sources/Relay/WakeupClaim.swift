@@ -14,12 +14,17 @@ import Store
 struct WakeupClaim {
     /// Device IDs claimed (their triggers are consumed once their pushes are answered).
     var devices: [Int64] = []
+    /// The `last_trigger_at` each claimed Device ID had when claimed: only that trigger is consumed (a later one,
+    /// even one stamped with an earlier clock by a slower writer, stays pending).
+    var seenTriggers: [Int64: Int64] = [:]
+    /// The highest Device ID the claim looked at (the next claim starts after it), claimed or not; nil when none was due.
+    var lastScanned: Int64?
     /// Tokens claimed and stamped, opened and ready to push.
     var targets: [SendWakeupsJob.Target] = []
     /// Tokens whose sealed value this store key could not open (not stamped, not pushed).
     var unreadable = 0
-    /// The highest Device ID the claim looked at (the next claim starts after it), nil when none was due.
-    var lastScanned: Int64?
+    /// Tokens another pass stamped between this claim's read and its stamp (that pass pushes them, if it lives).
+    var stampedElsewhere = Set<Int64>()
 
     /// Claims up to `limit` due Device IDs with ids above `after` (keyset order, so a Device ID with nothing
     /// left to push is not found again by the same pass), with their pushable tokens. One write transaction.
@@ -35,9 +40,11 @@ struct WakeupClaim {
             // Checked again now that they are locked: a pass that claimed one of them committed its stamps after the
             // statement above took its snapshot but before it took the row's lock (a claim stamps tokens and leaves
             // the device row unchanged, so PostgreSQL does not re-check it), and that Device ID is no longer due.
-            claim.devices = try db.query("""
-                SELECT d.id FROM relay_devices d WHERE d.id IN (\(locked.map(String.init).joined(separator: ","))) AND \(WakeupDebounce.dueSQL) ORDER BY d.id
-                """, [window, window]).map { try $0.get(0) }
+            let due = try db.query("""
+                SELECT d.id, d.last_trigger_at FROM relay_devices d WHERE d.id IN (\(locked.map(String.init).joined(separator: ","))) AND \(WakeupDebounce.dueSQL) ORDER BY d.id
+                """, [window, window])
+            claim.devices = try due.map { try $0.get(0) }
+            for row in due { claim.seenTriggers[try row.get(0, as: Int64.self)] = try row.get(1, as: Int64.self) }
             guard !claim.devices.isEmpty else { return claim }
             let list = claim.devices.map(String.init).joined(separator: ",")
             let rows = try db.query("""
@@ -48,6 +55,21 @@ struct WakeupClaim {
                 ORDER BY t.id\(skipLocked(db, of: "t"))
                 """, [window])
             try claim.stamp(rows, db, keyring: keyring, now: now, window: window)
+            if db.engine == .postgresql {
+                // A Device ID's trigger is consumed only when each of its live tokens is pushed by this pass or already
+                // answered for that trigger. A token another transaction held (an answer being recorded, a registration
+                // refreshed: skipped by SKIP LOCKED), or one another pass stamped after this claim's first statement read
+                // the Device ID as due (that pass may die before sending), leaves the trigger for a later pass.
+                let claimed = Set(rows.compactMap { try? $0.get(0, as: Int64.self) }).subtracting(claim.stampedElsewhere)
+                let unserved = Set(try db.query("""
+                    SELECT t.id, t.device_id FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
+                    WHERE t.device_id IN (\(list)) AND NOT \(TokenCleanup.deadSQL("t"))
+                    AND NOT (t.retry_due = 0 AND t.result_at IS NOT NULL AND t.result_at >= dd.last_trigger_at)
+                    """).compactMap { row -> Int64? in
+                    claimed.contains(try row.get(0, as: Int64.self)) ? nil : try row.get(1, as: Int64.self)
+                })
+                claim.devices.removeAll { unserved.contains($0) }
+            }
             return claim
         }
     }
@@ -94,5 +116,6 @@ struct WakeupClaim {
             AND \(WakeupDebounce.mayPushSQL()) RETURNING id
             """, [now, window]).map { try $0.get(0, as: Int64.self) })
         targets += opened.filter { stamped.contains($0.tokenRow) }
+        stampedElsewhere.formUnion(opened.map(\.tokenRow).filter { !stamped.contains($0) })
     }
 }

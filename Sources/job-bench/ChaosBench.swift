@@ -11,6 +11,8 @@ enum ChaosBench {
     static let jobs = ["clean-tokens", "send-wakeups", "send-wakeups-sigterm", "sweep-grants", "mint-pool", "pull-offers"]
 
     static func run(_ arguments: ArraySlice<String>) throws {
+        if let index = arguments.firstIndex(of: "--job"), arguments.index(after: index) < arguments.endIndex,
+           arguments[arguments.index(after: index)] == "relay-multihost" { return try MultiHostChaosBench.run(arguments) }
         var kills = 200
         var rows = 20_000
         var seed: UInt64 = 0xC4A05
@@ -38,6 +40,7 @@ enum ChaosBench {
                 print("  --rows N    rows seeded in each job's store (default 20000)")
                 print("  --seed S    PRNG seed for the seed data and the kill moments (default \(0xC4A05))")
                 print("  --job NAME  one job only: \(jobs.joined(separator: ", "))")
+                print("  --job relay-multihost  several relay hosts on one PostgreSQL (its own options: --job relay-multihost --help)")
                 return
             default: throw BenchUsageError(message: "unknown option \(option)")
             }

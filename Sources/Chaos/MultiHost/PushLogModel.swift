@@ -1,0 +1,96 @@
+/// The independent model of the multi-host relay run: from the triggers the clients saw accepted and the pushes
+/// the APNs stand-in logged, what must hold — computed from the harness's own plan, never from the store or the
+/// product's rules.
+///
+/// A push's time is the clock of the `send-wakeups` pass that sent it: the whole second of its `apns-expiration`
+/// minus 3600 (`APNsPush`). A trigger's time is the real clock when its accepted request was sent. Every process
+/// runs on the one real clock of this machine, so the two compare:
+/// - **none lost**: each token of a Device ID with an accepted trigger has a push from a pass whose clock is at or
+///   after the trigger's second (a pass that started after the trigger was sent can only push after it; the
+///   one-second grain lets a pass up to one second older count);
+/// - **none doubled**: no token has two pushes whose pass clocks are less than 30 s apart (a whole-second floor
+///   never makes two pushes ≥ 30 s apart look closer);
+/// - **only provisioned**: every push is for a token provisioned on a Device ID that some client triggered.
+public struct PushLogModel: Sendable {
+    /// One accepted trigger: the Device ID's index in the plan and when its accepted request was sent (Unix ms).
+    public struct Trigger: Sendable {
+        public let device: Int
+        public let sentAtMilliseconds: Int64
+        public init(device: Int, sentAtMilliseconds: Int64) {
+            self.device = device
+            self.sentAtMilliseconds = sentAtMilliseconds
+        }
+    }
+
+    /// One push the stand-in received: the token (hex) and its pass's clock (Unix seconds).
+    public struct Push: Sendable {
+        public let token: String
+        public let passSecond: Int64
+        public init(token: String, passSecond: Int64) {
+            self.token = token
+            self.passSecond = passSecond
+        }
+    }
+
+    /// The provisioned tokens of each planned Device ID (index = the Device ID's index in the plan).
+    public let tokens: [[String]]
+
+    public init(tokens: [[String]]) { self.tokens = tokens }
+
+    /// The debounce window the product promises (`WakeupDebounce`), restated here on purpose.
+    public static let windowSeconds: Int64 = 30
+
+    /// What the model found: each violation as one line, and the figures behind them.
+    public struct Verdict: Sendable {
+        public var violations: [String] = []
+        public var pushes = 0
+        public var tokensPushed = 0
+        /// Tokens whose pushes include two less than 30 s apart.
+        public var doubled = 0
+        /// (trigger, token) pairs with no push at or after the trigger.
+        public var lost = 0
+        /// The first lost ones: plan index of the Device ID, token number on it.
+        public var lostTokens: [(device: Int, token: Int)] = []
+    }
+
+    /// Checks `pushes` against the `accepted` triggers; `attempted` are the Device IDs any trigger request was sent
+    /// for (a request cut off by a kill may still have been recorded, so its Device ID may be pushed).
+    public func verdict(accepted: [Trigger], attempted: Set<Int>, pushes: [Push]) -> Verdict {
+        var verdict = Verdict()
+        var owner: [String: Int] = [:]
+        for (device, list) in tokens.enumerated() { for token in list { owner[token] = device } }
+        var times: [String: [Int64]] = [:]
+        var foreign = 0, untriggered = 0
+        for push in pushes {
+            verdict.pushes += 1
+            guard let device = owner[push.token] else { foreign += 1; continue }
+            if !attempted.contains(device) { untriggered += 1 }
+            times[push.token, default: []].append(push.passSecond)
+        }
+        verdict.tokensPushed = times.count
+        for (token, list) in times {
+            let sorted = list.sorted()
+            if zip(sorted, sorted.dropFirst()).contains(where: { $1 - $0 < Self.windowSeconds }) {
+                verdict.doubled += 1
+                if verdict.doubled <= 3 { verdict.violations.append("token \(token.prefix(12))… pushed twice within 30 s: pass clocks \(sorted)") }
+            }
+        }
+        var latest: [Int: Int64] = [:]
+        for trigger in accepted { latest[trigger.device] = max(latest[trigger.device] ?? .min, trigger.sentAtMilliseconds) }
+        for (device, sentAt) in latest.sorted(by: { $0.key < $1.key }) {
+            let second = sentAt >= 0 ? sentAt / 1000 : (sentAt - 999) / 1000
+            for (number, token) in tokens[device].enumerated() where !(times[token] ?? []).contains(where: { $0 >= second }) {
+                verdict.lost += 1
+                if verdict.lostTokens.count < 3 { verdict.lostTokens.append((device, number)) }
+                if verdict.lost <= 3 {
+                    verdict.violations.append("token \(token.prefix(12))… of Device ID #\(device) not pushed after its trigger at \(second): pass clocks \((times[token] ?? []).sorted())")
+                }
+            }
+        }
+        if verdict.doubled > 3 { verdict.violations.append("… \(verdict.doubled) token(s) in all pushed twice within one 30 s window") }
+        if verdict.lost > 3 { verdict.violations.append("… \(verdict.lost) token(s) in all not pushed after an accepted trigger") }
+        if foreign > 0 { verdict.violations.append("\(foreign) push(es) for a token never provisioned") }
+        if untriggered > 0 { verdict.violations.append("\(untriggered) push(es) for a provisioned Device ID no client triggered") }
+        return verdict
+    }
+}

@@ -1,0 +1,65 @@
+import Chaos
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 14: several relay hosts on one PostgreSQL store — three `serve-relay` and three `send-wakeups` processes,
+/// random SIGKILLs throughout and a PostgreSQL crash mid-run — at a small size (the full size is
+/// `job-bench chaos --job relay-multihost`); and the independent model that judges it, on hand-made logs.
+@Suite struct MultiHostRelayChaosTests {
+    @Test func threeServeRelaysAndThreeSendWakeupsOnOnePostgreSQLPushEveryTriggeredTokenOnceAWindowThroughKillsAndAServerCrash() throws {
+        try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
+        let directory = TemporaryDirectory("chaos-multihost")
+        var configuration = MultiHostRelayChaos.Configuration()
+        configuration.devices = 500
+        configuration.triggers = 1_000
+        configuration.idleDevices = 50
+        configuration.triggerSeconds = 6
+        configuration.seed = 14
+        let chaos = MultiHostRelayChaos(executable: JobProcess.executablePath, directory: directory.path, configuration: configuration)
+        let report = try chaos.run()
+        #expect(report.violations.isEmpty, "\(report.violations)")
+        #expect(report.triggersAccepted == 1_000)
+        #expect(report.postgresRestarts == 1)
+        #expect(report.serveRelayKills + report.sendWakeupsKills >= 3, "kills: \(report.serveRelayKills) serve-relay, \(report.sendWakeupsKills) send-wakeups")
+        // Every triggered token was pushed (two per planned Device ID), none of the idle Device IDs' tokens.
+        #expect(report.tokensPushed == 1_000)
+    }
+
+    static let tokens = [["aa01", "aa02"], ["bb01", "bb02"], ["cc01", "cc02"]]
+
+    @Test func theModelPassesPushesAfterEachTriggerAtLeastThirtySecondsApart() {
+        let model = PushLogModel(tokens: Self.tokens)
+        let verdict = model.verdict(
+            accepted: [.init(device: 0, sentAtMilliseconds: 100_500), .init(device: 0, sentAtMilliseconds: 120_000)], attempted: [0],
+            pushes: [.init(token: "aa01", passSecond: 100), .init(token: "aa02", passSecond: 101),
+                     .init(token: "aa01", passSecond: 130), .init(token: "aa02", passSecond: 131)])
+        #expect(verdict.violations.isEmpty, "\(verdict.violations)")
+        #expect(verdict.pushes == 4 && verdict.tokensPushed == 2)
+    }
+
+    @Test func theModelFindsATokenPushedTwiceWithinThirtySeconds() {
+        let verdict = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 1, sentAtMilliseconds: 50_000)], attempted: [1],
+            pushes: [.init(token: "bb01", passSecond: 50), .init(token: "bb02", passSecond: 50), .init(token: "bb01", passSecond: 79)])
+        #expect(verdict.doubled == 1 && verdict.lost == 0)
+        #expect(verdict.violations.count == 1 && verdict.violations[0].contains("pushed twice within 30 s"), "\(verdict.violations)")
+    }
+
+    @Test func theModelFindsATokenNotPushedAfterItsLatestTrigger() {
+        // bb02's only push came from a pass whose clock is a whole second before the latest trigger.
+        let verdict = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 1, sentAtMilliseconds: 10_000), .init(device: 1, sentAtMilliseconds: 41_200)], attempted: [1],
+            pushes: [.init(token: "bb01", passSecond: 10), .init(token: "bb02", passSecond: 10), .init(token: "bb01", passSecond: 41)])
+        #expect(verdict.lost == 1 && verdict.doubled == 0)
+        #expect(verdict.violations.count == 1 && verdict.violations[0].contains("not pushed after its trigger"), "\(verdict.violations)")
+    }
+
+    @Test func theModelFindsPushesForUnprovisionedTokensAndUntriggeredDeviceIDs() {
+        let verdict = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [], attempted: [0],
+            pushes: [.init(token: "dd01", passSecond: 5), .init(token: "cc01", passSecond: 5), .init(token: "aa01", passSecond: 5)])
+        #expect(verdict.violations.sorted() == ["1 push(es) for a provisioned Device ID no client triggered", "1 push(es) for a token never provisioned"],
+                "\(verdict.violations)")
+    }
+}
