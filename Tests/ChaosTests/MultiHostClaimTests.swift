@@ -9,24 +9,13 @@ import TestSupport
 @Suite struct MultiHostClaimTests {
     @Test func aTokenRowAnotherTransactionHoldsIsPushedByALaterPassNotDroppedWithItsTrigger() throws {
         try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
-        let directory = TemporaryDirectory("multihost-claim")
-        let cluster = try PostgresCluster.shared()
-        let database = try cluster.createDatabase(label: "claim")
-        let keyFile = directory.path + "/store-key"
-        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data((0..<32).map { UInt8($0 * 5 % 256) }), attributes: [.posixPermissions: 0o600]))
-        let standIn = try APNsStandInProcess(directory: directory.path, answers: [:])
-        defer { standIn.stop() }
-        let job = ChaosProcess(executable: JobProcess.executablePath,
-                               environment: JobProcess.environment(home: directory.path, standIn.environment.merging(["JOB_STORE_KEY_FILE": keyFile]) { $1 }))
-        let t0: Int64 = 1_790_000_000
-        func run(at seconds: Int64, _ arguments: [String]) throws -> ChaosProcess.Outcome {
-            try job.run(["--store", database.url, "--now", "@\(seconds)", "--json"] + arguments)
-        }
+        let lab = try PostgresRelayLab("claim")
+        let (directory, cluster, database, standIn, t0) = (lab.directory, lab.cluster, lab.database, lab.standIn, lab.t0)
         let device = MultiHostRelayChaos.deviceID(3)
         let first = MultiHostRelayChaos.token(3, 0), second = MultiHostRelayChaos.token(3, 1)
-        #expect(try run(at: t0, ["migrate"]).exitCode == 0)
-        for token in [first, second] { #expect(try run(at: t0, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0) }
-        #expect(try run(at: t0, ["relay", "trigger", "--device-id", device]).exitCode == 0)
+        #expect(try lab.run(at: t0, ["migrate"]).exitCode == 0)
+        for token in [first, second] { #expect(try lab.run(at: t0, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0) }
+        #expect(try lab.run(at: t0, ["relay", "trigger", "--device-id", device]).exitCode == 0)
 
         // Another session holds the second token's row (as another host recording an answer would) during a pass.
         let script = directory.path + "/hold.sql", output = directory.path + "/hold.out"
@@ -46,42 +35,31 @@ import TestSupport
         while holder.isRunning, try cluster.execute(sleeping, database: database.name) != "1" { usleep(10_000) }
         #expect(holder.isRunning, "\((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
 
-        let whileHeld = try run(at: t0 + 1, ["send-wakeups"])
+        let whileHeld = try lab.run(at: t0 + 1, ["send-wakeups"])
         #expect(whileHeld.exitCode == 0 && ChaosProcess.counts(whileHeld.stdout)["delivered"] == 1, "\(whileHeld.stdout) \(whileHeld.stderr)")
         // The session ends (its transaction rolls back, the row is free again).
         try cluster.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(300)%'", database: database.name)
         holder.waitUntilExit()
 
         // After the window the held token is pushed for the same trigger; the first, answered for it, is not.
-        let after = try run(at: t0 + 40, ["send-wakeups"])
+        let after = try lab.run(at: t0 + 40, ["send-wakeups"])
         #expect(after.exitCode == 0 && ChaosProcess.counts(after.stdout)["delivered"] == 1, "\(after.stdout) \(after.stderr)")
         #expect(try standIn.requests(since: 0).compactMap { $0["token"] as? String } == [first, second])
-        let settled = try run(at: t0 + 80, ["send-wakeups"])
+        let settled = try lab.run(at: t0 + 80, ["send-wakeups"])
         #expect(settled.exitCode == 0 && ChaosProcess.counts(settled.stdout)["devices"] == 0, "\(settled.stdout)")
     }
     /// A trigger whose serve-relay read its clock before a pass started but committed after the pass's claim carries
     /// a time older than the pass's: consuming "everything up to now" would swallow it unpushed.
     @Test func aTriggerRecordedDuringAPassWithAnEarlierClockStaysPendingAndIsPushedNext() throws {
         try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
-        let directory = TemporaryDirectory("multihost-late-trigger")
-        let cluster = try PostgresCluster.shared()
-        let database = try cluster.createDatabase(label: "late")
-        let keyFile = directory.path + "/store-key"
-        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data((0..<32).map { UInt8($0 * 11 % 256) }), attributes: [.posixPermissions: 0o600]))
-        let standIn = try APNsStandInProcess(directory: directory.path, answers: [:])
-        defer { standIn.stop() }
-        let environment = JobProcess.environment(home: directory.path, standIn.environment.merging(["JOB_STORE_KEY_FILE": keyFile]) { $1 })
-        let job = ChaosProcess(executable: JobProcess.executablePath, environment: environment)
-        let t0: Int64 = 1_790_000_000
-        func run(at seconds: Int64, _ arguments: [String]) throws -> ChaosProcess.Outcome {
-            try job.run(["--store", database.url, "--now", "@\(seconds)", "--json"] + arguments)
-        }
+        let lab = try PostgresRelayLab("late-trigger")
+        let (directory, cluster, database, standIn, t0, environment) = (lab.directory, lab.cluster, lab.database, lab.standIn, lab.t0, lab.environment)
         let late = MultiHostRelayChaos.deviceID(5), other = MultiHostRelayChaos.deviceID(6)
         let lateToken = MultiHostRelayChaos.token(5, 0), otherToken = MultiHostRelayChaos.token(6, 0)
-        #expect(try run(at: t0, ["migrate"]).exitCode == 0)
-        #expect(try run(at: t0, ["relay", "register", "--device-id", late, "--apns-token", lateToken]).exitCode == 0)
-        #expect(try run(at: t0, ["relay", "register", "--device-id", other, "--apns-token", otherToken]).exitCode == 0)
-        for device in [late, other] { #expect(try run(at: t0, ["relay", "trigger", "--device-id", device]).exitCode == 0) }
+        #expect(try lab.run(at: t0, ["migrate"]).exitCode == 0)
+        #expect(try lab.run(at: t0, ["relay", "register", "--device-id", late, "--apns-token", lateToken]).exitCode == 0)
+        #expect(try lab.run(at: t0, ["relay", "register", "--device-id", other, "--apns-token", otherToken]).exitCode == 0)
+        for device in [late, other] { #expect(try lab.run(at: t0, ["relay", "trigger", "--device-id", device]).exitCode == 0) }
         // The first Device ID's token was pushed and answered for its trigger by a pass that died before consuming it.
         try cluster.execute("UPDATE relay_tokens SET sent_at = \(t0 * 1000 + 1000), result_status = 200, result_at = \(t0 * 1000 + 1000) WHERE device_id = 1",
                             database: database.name)
@@ -94,12 +72,12 @@ import TestSupport
         let pass = try JobProcess.start(["--store", database.url, "--now", "@\(t0 + 40)", "--json", "send-wakeups"], environment: environment)
         while pass.process.isRunning, try standIn.requests(since: 0).isEmpty { usleep(10_000) }
         // …while a trigger for the first one, read on a clock a second behind the pass's, is recorded.
-        #expect(try run(at: t0 + 39, ["relay", "trigger", "--device-id", late]).exitCode == 0)
+        #expect(try lab.run(at: t0 + 39, ["relay", "trigger", "--device-id", late]).exitCode == 0)
         let passed = try pass.wait()
         #expect(passed.exitCode == 0 && ChaosProcess.counts(passed.stdout)["delivered"] == 1, "\(passed.stdout) \(passed.stderr)")
 
         // That trigger is still pending: after the window its token is pushed.
-        let after = try run(at: t0 + 80, ["send-wakeups"])
+        let after = try lab.run(at: t0 + 80, ["send-wakeups"])
         #expect(after.exitCode == 0 && ChaosProcess.counts(after.stdout)["delivered"] == 1, "\(after.stdout) \(after.stderr)")
         #expect(try standIn.requests(since: 0).compactMap { $0["token"] as? String } == [otherToken, lateToken])
     }

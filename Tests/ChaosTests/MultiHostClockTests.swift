@@ -9,35 +9,25 @@ import TestSupport
 @Suite struct MultiHostClockTests {
     @Test func aPassWhoseClockIsSecondsBehindAnotherHostsMovesNothingBackAndTheNextTriggerIsStillPushed() throws {
         try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
-        let directory = TemporaryDirectory("multihost-clock")
-        let store = try PostgresCluster.shared().createDatabase(label: "clock").url
-        let keyFile = directory.path + "/store-key"
-        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data((0..<32).map { UInt8($0 * 7 % 256) }), attributes: [.posixPermissions: 0o600]))
-        let standIn = try APNsStandInProcess(directory: directory.path, answers: [:])
-        defer { standIn.stop() }
-        let job = ChaosProcess(executable: JobProcess.executablePath,
-                               environment: JobProcess.environment(home: directory.path, standIn.environment.merging(["JOB_STORE_KEY_FILE": keyFile]) { $1 }))
-        let t0: Int64 = 1_790_000_000
-        func run(at seconds: Int64, _ arguments: [String]) throws -> ChaosProcess.Outcome {
-            try job.run(["--store", store, "--now", "@\(seconds)", "--json"] + arguments)
-        }
+        let lab = try PostgresRelayLab("clock")
+        let (standIn, t0) = (lab.standIn, lab.t0)
         let device = MultiHostRelayChaos.deviceID(7), token = MultiHostRelayChaos.token(7, 0)
-        #expect(try run(at: t0, ["migrate"]).exitCode == 0)
-        #expect(try run(at: t0, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0)
-        #expect(try run(at: t0, ["relay", "trigger", "--device-id", device]).exitCode == 0)
+        #expect(try lab.run(at: t0, ["migrate"]).exitCode == 0)
+        #expect(try lab.run(at: t0, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0)
+        #expect(try lab.run(at: t0, ["relay", "trigger", "--device-id", device]).exitCode == 0)
 
         // Host A pushes at t0+10; the homeserver triggers again at t0+50.
-        let first = try run(at: t0 + 10, ["send-wakeups"])
+        let first = try lab.run(at: t0 + 10, ["send-wakeups"])
         #expect(first.exitCode == 0 && ChaosProcess.counts(first.stdout)["delivered"] == 1, "\(first.stdout) \(first.stderr)")
-        #expect(try run(at: t0 + 50, ["relay", "trigger", "--device-id", device]).exitCode == 0)
+        #expect(try lab.run(at: t0 + 50, ["relay", "trigger", "--device-id", device]).exitCode == 0)
 
         // Host B's pass read its clock 5 s behind host A's push: inside the window, nothing to push, nothing to repair.
-        let behind = try run(at: t0 + 5, ["send-wakeups"])
+        let behind = try lab.run(at: t0 + 5, ["send-wakeups"])
         #expect(behind.exitCode == 0 && ChaosProcess.counts(behind.stdout)["pushes"] == 0, "\(behind.stdout) \(behind.stderr)")
         #expect(!behind.stderr.contains("clock.stored_time_in_future"), "\(behind.stderr)")
 
         // After the window, the trigger of t0+50 is pushed.
-        let after = try run(at: t0 + 60, ["send-wakeups"])
+        let after = try lab.run(at: t0 + 60, ["send-wakeups"])
         #expect(after.exitCode == 0 && ChaosProcess.counts(after.stdout)["delivered"] == 1, "\(after.stdout) \(after.stderr)")
         #expect(try standIn.requests(since: 0).compactMap { $0["token"] as? String } == [token, token])
     }
