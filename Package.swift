@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "Chaos"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
-        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Relay", "Grants", "TokenPool"]),
+        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Relay", "Grants", "TokenPool", "HTTPClient"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store", "Chaos"]),
     ],
     swiftLanguageModes: [.v6]

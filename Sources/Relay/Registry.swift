@@ -88,18 +88,27 @@ struct Registry {
         let dIndex = deviceIndex(deviceID)
         return try database.write { db in
             try lockDevice(db, deviceID)
-            let updated = try db.execute("""
-                UPDATE relay_devices SET last_trigger_at = max(coalesce(last_trigger_at, 0), ?1),
-                    last_push_at = CASE WHEN last_push_at >= ?1 THEN ?1 - 1 ELSE last_push_at END
-                WHERE device_index = ?2 AND EXISTS (SELECT 1 FROM relay_tokens WHERE relay_tokens.device_id = relay_devices.id)
-                """, [now, dIndex])
-            guard updated > 0 else { return false }
-            try db.execute("""
-                UPDATE relay_tokens SET result_at = ?1 - 1
-                WHERE device_id = (SELECT id FROM relay_devices WHERE device_index = ?2) AND result_at >= ?1
-                """, [now, dIndex])
+            guard let device: Int64 = try db.scalar("""
+                SELECT id FROM relay_devices WHERE device_index = ? AND EXISTS (SELECT 1 FROM relay_tokens WHERE relay_tokens.device_id = relay_devices.id)
+                """, [dIndex]) else { return false }
+            try Self.observeTrigger(db, device: device, now: now)
             return true
         }
+    }
+
+    /// Stores a trigger observed at `now` on Device ID row `device`, leaving it pending (`relay trigger` and
+    /// `serve-relay` both): its time never moves backwards, and a push or an answer stored at or after `now` is
+    /// treated as having happened just before it. That covers a clock that went backwards, a shared millisecond,
+    /// and, with several hosts, a trigger that read its clock before another host's pass consumed an older trigger
+    /// and committed after it — without the rule that trigger would look pushed already and be lost. The per-token
+    /// stamps (`sent_at`) still keep every token out of a second push within the debounce window.
+    static func observeTrigger(_ db: Database, device: Int64, now: Int64) throws {
+        try db.execute("""
+            UPDATE relay_devices SET last_trigger_at = max(coalesce(last_trigger_at, 0), ?1),
+                last_push_at = CASE WHEN last_push_at >= ?1 THEN ?1 - 1 ELSE last_push_at END
+            WHERE id = ?2
+            """, [now, device])
+        try db.execute("UPDATE relay_tokens SET result_at = ?1 - 1 WHERE device_id = ?2 AND result_at >= ?1", [now, device])
     }
 
     /// Counts only (no identifier ever leaves the store through `show`).

@@ -1,5 +1,6 @@
 import Chaos
 import Foundation
+import HTTPClient
 import Testing
 import TestSupport
 
@@ -80,5 +81,42 @@ import TestSupport
         let after = try lab.run(at: t0 + 80, ["send-wakeups"])
         #expect(after.exitCode == 0 && ChaosProcess.counts(after.stdout)["delivered"] == 1, "\(after.stdout) \(after.stderr)")
         #expect(try standIn.requests(since: 0).compactMap { $0["token"] as? String } == [otherToken, lateToken])
+    }
+
+    /// Found by the full-size multi-host run: a pass consumes an older trigger whose tokens another pass had already
+    /// answered (and died before consuming), while a serve-relay on another host accepts a new trigger whose clock
+    /// reads before that pass's — and commits after it. The new trigger must stay pending, not look pushed already.
+    @Test func aTriggerAcceptedWithAClockBeforeAPushConsumedMeanwhileStaysPendingAndIsPushed() throws {
+        try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
+        let lab = try PostgresRelayLab("late-commit")
+        let (cluster, database, standIn, t0) = (lab.cluster, lab.database, lab.standIn, lab.t0)
+        let device = MultiHostRelayChaos.deviceID(7), token = MultiHostRelayChaos.token(7, 0)
+        #expect(try lab.run(at: t0, ["migrate"]).exitCode == 0)
+        #expect(try lab.run(at: t0, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0)
+        #expect(try lab.run(at: t0, ["relay", "trigger", "--device-id", device]).exitCode == 0)
+        // A pass at t0+1 pushed and recorded the answer, then was killed before consuming the trigger.
+        try cluster.execute("UPDATE relay_tokens SET sent_at = \(t0 * 1000 + 1000), result_status = 200, result_at = \(t0 * 1000 + 1000)",
+                            database: database.name)
+        // A pass at t0+40 finds the trigger answered already: nothing to push, the trigger consumed.
+        let consumer = try lab.run(at: t0 + 40, ["send-wakeups"])
+        #expect(consumer.exitCode == 0 && ChaosProcess.counts(consumer.stdout)["pushes"] == 0, "\(consumer.stdout) \(consumer.stderr)")
+        // Now a serve-relay whose clock read t0+35 accepts a new trigger.
+        let server = try JobProcess.start(["--store", database.url, "--now", "@\(t0 + 35)", "serve-relay", "--listen", "127.0.0.1:0", "--no-push"],
+                                          environment: lab.environment.merging(["STOREKIT_BUNDLE_ID": "eu.vaultsync.app", "STOREKIT_PRODUCT_IDS": "relay"]) { $1 })
+        defer { server.signal(SIGKILL) }
+        var port: Int?
+        for _ in 0..<500 where port == nil && server.process.isRunning {
+            port = server.stdoutSoFar.split(separator: "\n").first { $0.hasPrefix("listening on 127.0.0.1:") }.flatMap { Int($0.split(separator: ":").last ?? "") }
+            if port == nil { usleep(20_000) }
+        }
+        let listening = try #require(port, "serve-relay did not start: \(server.stderrSoFar)")
+        let answer = try HTTPClient(options: HTTPClient.Options(connectTimeout: 2, totalTimeout: 10, httpVersion: .http1_1))
+            .send(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(listening)/api/v1/trigger", headers: [("Content-Type", "application/json")],
+                              body: Array(#"{"device_id":"\#(device)"}"#.utf8)))
+        #expect(answer.status == 202)
+        // Once the window allows, the token is pushed for it.
+        let next = try lab.run(at: t0 + 75, ["send-wakeups"])
+        #expect(next.exitCode == 0 && ChaosProcess.counts(next.stdout)["delivered"] == 1, "\(next.stdout) \(next.stderr)")
+        #expect(try standIn.requests(since: 0).compactMap { $0["token"] as? String } == [token])
     }
 }

@@ -170,8 +170,8 @@ struct FrontDoorStore {
             case .revoked: return .revoked
             case .active: break
             }
-            try db.execute("UPDATE relay_devices SET last_trigger_at = max(coalesce(last_trigger_at, 0), ?) WHERE id = ?", [now, device])
-            let due = lastPush.map { max(now, $0 + WakeupDebounce.windowMilliseconds) } ?? now
+            try Registry.observeTrigger(db, device: device, now: now)
+            let due = lastPush.map { max(now, min(now, $0) + WakeupDebounce.windowMilliseconds) } ?? now
             return .accepted(tokens: tokens, pushDueAt: due)
         }
     }
