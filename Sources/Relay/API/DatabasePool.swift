@@ -19,9 +19,10 @@ final class DatabasePool: @unchecked Sendable {
 
     /// Runs `body` with a connection of its own.
     ///
-    /// An idle PostgreSQL connection whose server restarted meanwhile fails on first use; `body` then runs once
-    /// more on a new connection (its transaction never reached the server's commit, and every request's store
-    /// effect — a trigger's observation, a registration, a count — is made in one transaction).
+    /// An idle PostgreSQL connection whose server restarted meanwhile fails on first use — at `BEGIN`, before
+    /// anything of the request is written; `body` then runs once more on a new connection. (Were a connection to die
+    /// during `COMMIT` itself, the retry could count that request's rate limit twice; every other store effect of a
+    /// request — a trigger's observation, a registration — is idempotent.)
     func with<T>(_ body: (Database) throws -> T) throws -> T {
         if let reused = lock.withLock({ idle.popLast() }) {
             do {
