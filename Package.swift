@@ -38,16 +38,17 @@ let package = Package(
         .target(name: "CQUIC", dependencies: ["CNgtcp2", "CGnuTLS", "CLazyLibs"]),
 
         // Foundations.
+        .target(name: "CivilDate"),
         .target(name: "QUIC", dependencies: ["CQUIC"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPostgreSQL", "CShims", "CLazyLibs"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
-        .target(name: "HTTPClient", dependencies: ["CCurl", "CShims", "CLazyLibs"]),
+        .target(name: "HTTPClient", dependencies: ["CivilDate", "CCurl", "CShims", "CLazyLibs"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CLazyLibs"]),
-        .target(name: "Runner", dependencies: ["Store", "Cryptography", "CShims", "CLazyLibs"]),
+        .target(name: "Runner", dependencies: ["CivilDate", "Store", "Cryptography", "CShims", "CLazyLibs"]),
 
         // One module per seed.
         .target(name: "Grants", dependencies: ["Runner", "Cryptography", "QUIC", "COpenSSL", "CShims"]),
-        .target(name: "TokenPool", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient"]),
+        .target(name: "TokenPool", dependencies: ["CivilDate", "Runner", "Store", "Cryptography", "HTTPClient"]),
         .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "COpenSSL", "CShims"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 

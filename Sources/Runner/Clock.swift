@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 
 /// Where domain code reads "now" from: the system clock, or a fixed instant given with `--now` / `JOB_NOW`.
@@ -54,7 +55,7 @@ enum RFC3339 {
         var s = Scanner(bytes: bytes)
         guard let year = s.digits(exactly: 4), s.take(UInt8(ascii: "-")),
               let month = s.digits(exactly: 2), s.take(UInt8(ascii: "-")),
-              let day = s.digits(exactly: 2), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              let day = s.digits(exactly: 2), (1...12).contains(month), (1...CivilDate.daysIn(month: month, year: year)).contains(day),
               s.take(UInt8(ascii: "T")) || s.take(UInt8(ascii: "t")),
               let hour = s.digits(exactly: 2), s.take(UInt8(ascii: ":")),
               let minute = s.digits(exactly: 2), s.take(UInt8(ascii: ":")),
@@ -75,27 +76,9 @@ enum RFC3339 {
         }
         guard s.atEnd else { return nil }
         // A leap second (23:59:60) is the instant just after :59; POSIX time has no slot of its own for it.
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilDate.days(year: year, month: month, day: day)
         let whole = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Double(whole) + fraction
-    }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days from 1970-01-01 to the proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 
     /// A cursor over ASCII bytes.

@@ -1,3 +1,4 @@
+import CivilDate
 /// UTC epoch-day arithmetic shared by the minter, the native selector and the verifier (seed §3).
 ///
 /// An epoch day is `floor(unixSeconds / 86400)`; day `d` runs from its opening midnight `d·86400` to its
@@ -33,29 +34,13 @@ public enum PoolCalendar {
 
     /// `YYYY-MM-DD` of an epoch day, for reports (proleptic Gregorian, UTC).
     public static func dateString(ofDay day: Int64) -> String {
-        // Howard Hinnant's civil_from_days.
-        let z = day + 719_468
-        let era = floorDivide(z, 146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let dayOfMonth = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, dayOfMonth) = CivilDate.date(days: Int(day))
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(dayOfMonth, 2))"
     }
 
     /// The epoch day of a civil UTC date (inverse of `dateString`).
     public static func day(year: Int64, month: Int64, day: Int64) -> Int64 {
-        // Howard Hinnant's days_from_civil.
-        let y = month <= 2 ? year - 1 : year
-        let era = floorDivide(y, 400)
-        let yoe = y - era * 400
-        let mp = month > 2 ? month - 3 : month + 9
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        Int64(CivilDate.days(year: Int(year), month: Int(month), day: Int(day)))
     }
 
     static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
@@ -63,7 +48,7 @@ public enum PoolCalendar {
         return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
     }
 
-    private static func pad(_ value: Int64, _ width: Int) -> String {
+    private static func pad(_ value: Int, _ width: Int) -> String {
         let text = String(value)
         return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }
