@@ -141,7 +141,7 @@ public enum StoreFailure {
         case .newerSchema:
             return JobError.store("store-newer-schema", error.message)
         case .constraint, .misuse, .other:
-            return JobError.internal("store error \(error.extendedCode): \(error.message)")
+            return JobError.internal("store error \(error.sqlState ?? String(error.extendedCode)): \(error.message)")
         }
     }
 }

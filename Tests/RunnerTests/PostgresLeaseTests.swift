@@ -71,3 +71,53 @@ import Store
         #expect(try db.scalar("SELECT count(*) FROM job_leases") as Int? == 1)
     }
 }
+
+/// The runner's own work on a PostgreSQL store: migrations started together on several hosts, `maintain-store`
+/// and the failure text of an unexpected store error.
+@Suite struct PostgresRunnerTests {
+    @Test func migrationsStartedTogetherOnEightConnectionsApplyOnceAndAllSucceed() throws {
+        let url = try PostgresCluster.shared().createDatabase(label: "migrate").url
+        let catalog = Catalog(modules: [RunnerModule.module])
+        let applied = Mutex<[[String]]>([])
+        let failures = Mutex<[String]>([])
+        let threads = (0..<8).map { _ in
+            Thread {
+                do {
+                    let names = try catalog.postgresMigrator.migrate(try Database(path: url), now: 1)
+                    applied.withLock { $0.append(names) }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        threads.forEach { $0.start() }
+        while threads.contains(where: { !$0.isFinished }) { usleep(10_000) }
+        #expect(failures.withLock { $0 } == [])
+        #expect(applied.withLock { $0.filter { !$0.isEmpty } } == [catalog.postgresMigrator.migrations.map(\.name)])
+        #expect(try Database(path: url).scalar("SELECT count(*) FROM schema_migrations") as Int? == catalog.postgresMigrator.migrations.count)
+    }
+
+    @Test func maintainStorePrunesTheLedgerPastItsRetentionAndVacuumsEveryTable() throws {
+        let url = try PostgresCluster.shared().createDatabase(label: "maintain").url
+        let h = InProcessJob(modules: [RunnerModule.module])
+        h.storePath = url
+        let db = try h.database()
+        let day: Int64 = 86_400_000, now: Int64 = 1_790_000_000_000
+        try db.write { db in
+            for startedAt in [now - 40 * day, now - 31 * day, now - day] {
+                try Ledger(database: db).record(job: "clean-tokens", startedAt: startedAt, outcome: .completed, exitCode: .success, reason: nil)
+            }
+        }
+        let (report, _) = try h.pass("maintain-store", now: Date(unixMilliseconds: now))
+        #expect(report.exitCode == .success)
+        #expect(report.result.counts["pruned_runs"] == 2)
+        #expect(report.result.counts["vacuumed_tables"] == 5)
+        #expect(try db.scalar("SELECT count(*) FROM job_runs WHERE job = 'clean-tokens'") as Int? == 1)
+    }
+
+    @Test func anUnexpectedPostgreSQLErrorNamesItsSQLState() {
+        let failure = StoreFailure.jobError(for: StoreError(postgresState: "22P02", message: "invalid input syntax"))
+        #expect(failure.exitCode == .software)
+        #expect(failure.message == "store error 22P02: invalid input syntax")
+    }
+}
