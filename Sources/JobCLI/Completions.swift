@@ -111,7 +111,7 @@ struct Completions {
             ".TP\n.B \(esc(spec.name))\(spec.valueName.map { " \\fI\(esc($0))\\fR" } ?? "")\n\(esc(spec.help))\n"
         }
         var text = ".TH JOB 1 \"\" \"job \(BuildInfo.version)\" \"BackgroundJobs\"\n"
-        text += ".SH NAME\njob \\- one\\-pass background jobs over a shared SQLite store\n"
+        text += ".SH NAME\njob \\- one\\-pass background jobs over a shared SQLite store (or PostgreSQL, for the relay)\n"
         text += ".SH SYNOPSIS\n.B job\n[\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n"
         text += ".SH DESCRIPTION\nEach job does one bounded pass, records it in a ledger and exits; cron or systemd timers decide when.\n"
         text += ".SH GLOBAL OPTIONS\n" + GlobalOptions.specs.map(option).joined()
