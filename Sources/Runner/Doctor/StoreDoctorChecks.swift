@@ -41,7 +41,7 @@ enum StoreDoctorChecks {
             } catch {
                 let failure = StoreFailure.jobError(for: error)
                 if failure.category == "store-read-only" {
-                    return .fail("the store is read-only for this user; every pass would fail with 73 — check the file's and folder's owner and mode", .cannotCreate)
+                    return .fail("the store is read-only for this user (its file, folder or mount); every pass would fail with 73 — check the owner, the mode and how it is mounted", .cannotCreate)
                 }
                 return .fail(failure)
             }
