@@ -167,4 +167,51 @@ import TestSupport
         let rows = try #require(try json.json() as? [[String: Any]])
         #expect(rows.first { $0["job"] as? String == "maintain-store" }?["outcome"] as? String == "running")
     }
+
+    /// A migrated store with `devices` relay devices and some ledger rows, checkpointed into the main file.
+    func storeWithRelayRows(_ store: String, devices: Int) throws {
+        #expect(try JobProcess.run(["--store", store, "maintain-store"], environment: env).exitCode == 0)
+        let db = try Database(path: store)
+        try db.write { db in
+            for i in 0..<devices {
+                _ = try db.execute("INSERT INTO relay_devices (device_index, created_at) VALUES (?, ?)", [Array(repeating: UInt8(i % 251), count: 32) + withUnsafeBytes(of: Int64(i)) { Array($0) }, Int64(i)])
+            }
+            for i in 0..<500 { _ = try db.execute("INSERT INTO job_runs (job, started_at, outcome) VALUES (?, ?, 'completed')", ["job-\(i % 7)", Int64(i)]) }
+        }
+        try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    @Test func doctorRunsTheFullIntegrityCheckAndReportsAnIndexThatNoLongerMatchesItsTable() throws {
+        let store = home.file("s.sqlite")
+        try storeWithRelayRows(store, devices: 10)
+        // An index whose entries no longer match its table: quick_check passes it, integrity_check does not.
+        do {
+            let db = try Database(path: store)
+            try db.execute("PRAGMA writable_schema = ON")
+            _ = try db.execute("UPDATE sqlite_schema SET sql = replace(sql, '(job, started_at)', '(job DESC, started_at)') WHERE name = 'job_runs_by_job'", [])
+        }
+        let quick: [String] = try Database(path: store).query("PRAGMA quick_check").map { try $0.get(0) }
+        try #require(quick == ["ok"], "the damage is one quick_check cannot see")
+        let result = try JobProcess.run(["--store", store, "doctor"], environment: env)
+        #expect(result.exitCode == 73, "\(result.stdout)")
+        #expect(result.stdout.contains("FAIL  store-integrity: integrity_check found"), "\(result.stdout)")
+    }
+
+    @Test func maintainStoreRefusesAStoreWithAZeroedPageBeforeWritingAnything() throws {
+        let store = home.file("s.sqlite")
+        try storeWithRelayRows(store, devices: 3_000)
+        let leaves: [Int] = try Database(path: store).query("SELECT pageno FROM dbstat WHERE name = 'relay_devices' AND pagetype = 'leaf' ORDER BY pageno")
+            .map { try $0.get(0) }
+        try #require(leaves.count > 2, "the devices span several pages")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: store))
+        let page = 4096 * (leaves[leaves.count / 2] - 1)
+        bytes.replaceSubrange(page..<(page + 4096), with: Data(count: 4096))
+        try bytes.write(to: URL(fileURLWithPath: store))
+        let result = try JobProcess.run(["--store", store, "--json", "maintain-store"], environment: env)
+        #expect(result.exitCode == 73, "\(result.stderr)")
+        #expect(result.stderr.contains("damaged"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == bytes, "not even the lease or the ledger row was written")
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: store + "-wal")[.size] as? Int) ?? 0
+        #expect(walSize == 0, "nothing went into the WAL either")
+    }
 }
