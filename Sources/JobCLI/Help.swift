@@ -46,6 +46,10 @@ struct Help {
             if !job.environmentKeys.isEmpty {
                 text += "\nEnvironment:\n" + job.environmentKeys.map { "  \($0.name)\n      \($0.help)" }.joined(separator: "\n") + "\n"
             }
+            let settings = job.settingKeys.compactMap { key in catalog.settings.first { $0.key == key } }
+            if !settings.isEmpty {
+                text += "\nSettings (job settings set KEY VALUE):\n" + settings.map { "  \($0.key)\n      \($0.summary)" }.joined(separator: "\n") + "\n"
+            }
             text += "\nDefault schedule: OnCalendar=\(job.schedule.onCalendar) (cron: \(job.schedule.cron))\n\n" + Help.exitCodes + "\n"
             return text
         }
