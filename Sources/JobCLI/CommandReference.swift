@@ -68,6 +68,9 @@ struct CommandReference {
             if !command.positionals.isEmpty {
                 text += "| argument | meaning |\n|---|---|\n" + command.positionals.map { "| `\(cell($0.name))` | \(cell($0.help))\($0.optional ? " (optional)" : "") |\n" }.joined() + "\n"
             }
+            if !command.environmentKeys.isEmpty {
+                text += "Environment:\n\n" + command.environmentKeys.map { "- `\($0.name)`: \($0.help)\n" }.joined() + "\n"
+            }
             if !command.discussion.isEmpty {
                 text += command.discussion.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "\n") + "\n\n"
             }

@@ -66,6 +66,9 @@ struct Help {
             if !command.positionals.isEmpty {
                 text += "\nArguments:\n" + command.positionals.map { "  \($0.name)\n      \($0.help)" }.joined(separator: "\n") + "\n"
             }
+            if !command.environmentKeys.isEmpty {
+                text += "\nEnvironment:\n" + command.environmentKeys.map { "  \($0.name)\n      \($0.help)" }.joined(separator: "\n") + "\n"
+            }
             if !command.discussion.isEmpty { text += "\n" + command.discussion + "\n" }
             return text
         }
