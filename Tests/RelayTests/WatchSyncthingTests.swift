@@ -243,6 +243,8 @@ import TestSupport
         let held = try sweep()
         #expect(held["outcome"] as? String == "skipped" && held["reason"] as? String == "watcher-pending", "\(held)")
         #expect(relay.triggers.isEmpty)
+        let running = try m.run(["--json", "homeserver", "status"]).jsonObject()
+        #expect(running["watcher"] as? String == "running" && running["wake_up_pending_since"] is String, "\(running)")
 
         // SIGTERM sends it; the watcher's trigger counts as the last sent: the sweep skips for the cadence.
         watcher.signal(SIGTERM)
@@ -250,6 +252,8 @@ import TestSupport
         #expect(relay.triggers.count == 1)
         let justSent = try sweep()
         #expect(justSent["reason"] as? String == "cadence", "\(justSent)")
+        let stopped = try m.run(["--json", "homeserver", "status"]).jsonObject()
+        #expect(stopped["watcher"] as? String == "not running" && stopped["last_answer"] as? String == "sent" && stopped["last_sent_at"] is String, "\(stopped)")
 
         // The watcher is down and the cadence has passed: the sweep wakes the phone itself.
         sleep(3)
