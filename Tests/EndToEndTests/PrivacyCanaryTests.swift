@@ -147,6 +147,14 @@ import TestSupport
         try s.job(main, ["clean-tokens"])
         try s.job(main, ["retrigger-stale"])
         try s.job(main, ["retrigger-stale"], logJSON: true)
+        try s.job(main, ["homeserver", "status"])
+        try s.job(main, ["homeserver", "status"], json: true)
+        // The change watcher against the canary Syncthing: it retries for the Device ID, logging each try, until SIGTERM.
+        let watcher = try JobProcess.start(["--store", main, "watch-syncthing"], environment: s.env)
+        usleep(2_500_000)
+        watcher.signal(SIGTERM)
+        let watched = try watcher.wait(timeout: 20)
+        s.runs.append(Run(arguments: ["watch-syncthing"], stderr: watched.stderr, stdout: watched.stdout, exitCode: watched.exitCode))
         try s.job(main, ["doctor"])
         try s.job(main, ["doctor", "--send-trigger"], json: true)
         try s.job(main, ["relay", "unregister", "--device-id", deviceID, "--apns-token", apnsToken])
@@ -387,6 +395,8 @@ import TestSupport
         #expect(s.runs.contains { $0.arguments == ["serve-relay"] && $0.exitCode == 0 && $0.stderr.contains("relay-api.pass_finished") },
                 "serve-relay answered the canary requests and started a send-wakeups pass")
         #expect(s.runs.contains { $0.arguments.first == "retrigger-stale" && $0.exitCode != 0 })
+        #expect(s.runs.contains { $0.arguments == ["watch-syncthing"] && $0.exitCode == 0 && $0.stderr.contains("syncthing.not_ready") },
+                "the watcher retried for the canary Syncthing's Device ID and stopped cleanly on SIGTERM")
         #expect(s.runs.contains { $0.arguments.starts(with: ["relay", "register"]) && $0.exitCode == 65 })
         #expect(s.runs.contains { $0.stderr.contains(" level=info ") })
         #expect(s.runs.contains { $0.stderr.contains(#""level":"info""#) }, "JSON logs were scanned too")
