@@ -119,7 +119,8 @@ public struct CommandLineApp {
                                           positionals: command.positionals, commandName: command.displayName)
             try invocation.requireSQLiteStore(for: command.displayName, runsOnPostgreSQL: command.runsOnPostgreSQL)
             for library in command.libraries { try library.require() }
-            let database = try invocation.openStore(catalog)
+            // `doctor` reports a store it cannot write instead of failing to open it.
+            let database = try command.path == ["doctor"] ? invocation.openStoreForReport(catalog) : invocation.openStore(catalog)
             let context = invocation.context(name: command.displayName, database: database, arguments: arguments, dryRun: false, catalog: catalog)
             try command.run(context)
             return .success
@@ -129,7 +130,7 @@ public struct CommandLineApp {
                 ? "Usage: job [--store STORE] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands." : nil
             errorOutput(Logger.failureLine(command: nil, failure, format: CommandLineApp.logFormat(arguments, environment),
                                            priorityPrefix: Logger.stderrIsJournal(environment: environment), usageHint: hint))
-            if CommandLineApp.wantsJSON(arguments) { output.write(CommandLineApp.failureJSON(failure).rendered() + "\n") }
+            if CommandLineApp.wantsJSON(arguments) && !failure.printedAsJSON { output.write(CommandLineApp.failureJSON(failure).rendered() + "\n") }
             return failure.exitCode
         }
     }

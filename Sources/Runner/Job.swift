@@ -28,6 +28,9 @@ public protocol Job: Sendable {
     var passesShareWork: Bool { get }
     /// The lazily loaded system libraries a pass uses; the runner loads them before it opens the store.
     var libraries: [LazyLibrary] { get }
+    /// True when the runner checks an SQLite store's pages (`PRAGMA quick_check`) before the pass writes anything,
+    /// not even its lease or ledger row, and stops with 73 on damage (`maintain-store`, which rewrites pages).
+    var checksStoreBeforeWriting: Bool { get }
     /// Does one pass.
     func run(_ context: JobContext) throws -> JobResult
 }
@@ -41,4 +44,5 @@ extension Job {
     public var runsOnPostgreSQL: Bool { false }
     public var passesShareWork: Bool { false }
     public var libraries: [LazyLibrary] { [] }
+    public var checksStoreBeforeWriting: Bool { false }
 }
