@@ -37,6 +37,7 @@ struct MeshPanicWipeCommand: Command {
             counts["frames"] = try db.execute("DELETE FROM mesh_inbox", []) + (try db.execute("DELETE FROM mesh_outbox", []))
                 + (try db.execute("DELETE FROM mesh_inbox_quarantine", []))
             counts["fragments"] = try db.execute("DELETE FROM mesh_fragments", [])
+            _ = try db.execute("DELETE FROM mesh_fragment_sets", [])
             _ = try db.execute("DELETE FROM mesh_seen", [])
         }
         counts["media_files"] = MediaInbox.wipe(folder: MediaInbox.folder(forStore: context.storePath))

@@ -272,11 +272,16 @@ struct InboxProcessor {
         // A fragment of a fragment is refused before anything is stored: reassembly never nests.
         guard fragment.originalType != BitchatPacket.MessageType.fragment.rawValue else { counts.add("rejected_nested"); return }
         switch try Reassembly(database: node.database).add(fragment, senderID: packet.senderID, now: node.now) {
-        case .stored:
+        case .stored(let replaced, let evicted):
             counts.add("fragment_stored")
+            if replaced { counts.add("fragment_replaced") }
+            if evicted { counts.add("fragment_set_evicted") }
+        case .mismatched:
+            counts.add("fragment_mismatched")
         case .rejected:
             counts.add("fragment_rejected")
-        case .complete(let bytes):
+        case .complete(let bytes, let evicted):
+            if evicted { counts.add("fragment_set_evicted") }
             counts.add("reassembled")
             guard let inner = try? BitchatPacket.decode(bytes), inner.senderID == packet.senderID else { counts.add("malformed"); return }
             // The reassembled packet is what its fragments declared, so never itself a fragment: one level only.
