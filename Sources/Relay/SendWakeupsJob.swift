@@ -6,7 +6,7 @@ import Store
 
 /// `send-wakeups`: turns observed triggers into silent APNs pushes.
 ///
-/// One pass: every Device ID with a trigger observed since its last push (and not pushed in the last 30 s)
+/// One pass: every Device ID with a trigger observed outside the 30 s window after its last push (`WakeupDebounce`)
 /// gets a silent background push on each of its live tokens, plus every token whose last push must be retried
 /// (429, 5xx, no answer). A token is skipped when it is dead (its answer said `BadDeviceToken`,
 /// `DeviceTokenNotForTopic`, `Unregistered`, `ExpiredToken` or `PayloadTooLarge` — the `clean-tokens` rule) or
@@ -32,7 +32,7 @@ struct SendWakeupsJob: Job {
     let libraries: [LazyLibrary] = [.curl]
     let summary = "send silent APNs pushes for triggered Device IDs (30 s debounce), record each token's answer"
     let schedule = Schedule.every(minutes: 1, randomizedDelaySeconds: 5)
-    var environmentKeys: [(name: String, help: String)] { APNsConfiguration.environmentKeys }
+    var environmentKeys: [(name: String, help: String)] { APNsConfiguration.environmentKeys + [WakeupDebounce.trailingPushKey] }
     let credentials = ["apns-key"]
 
     /// Upper bound of Device IDs handled in one pass; the rest wait for the next.
@@ -55,6 +55,7 @@ struct SendWakeupsJob: Job {
 
     func run(_ context: JobContext) throws -> JobResult {
         let config = try APNsConfiguration(environment: context.env)
+        let trailingPush = try WakeupDebounce.trailingPush(context.env)
         let registry = try Registry(context)
         let db = context.database
         let now = context.nowMilliseconds
@@ -69,7 +70,7 @@ struct SendWakeupsJob: Job {
 
         // 1. A dry run counts what a pass would claim, changing nothing.
         if context.dryRun {
-            let (devices, pushes) = try preview(db, now: now)
+            let (devices, pushes) = try preview(db, now: now, trailingPush: trailingPush)
             counts["devices"] = devices
             counts["pushes"] = pushes
             return .completed(counts)
@@ -97,7 +98,7 @@ struct SendWakeupsJob: Job {
         var afterDevice: Int64 = 0
         while dueDevices.count < Self.maxDevicesPerPass {
             let claim = try WakeupClaim.devices(db, keyring: registry.keyring, claimedAt: clock(), after: afterDevice,
-                                                limit: min(Self.batchSize, Self.maxDevicesPerPass - dueDevices.count))
+                                                limit: min(Self.batchSize, Self.maxDevicesPerPass - dueDevices.count), trailingPush: trailingPush)
             try claimed(claim)
             guard let last = claim.lastScanned else { break }
             afterDevice = last
@@ -200,10 +201,10 @@ struct SendWakeupsJob: Job {
 
     /// What a pass would claim now: due Device IDs (up to the per-pass bound) and the pushes for them and for
     /// retries, read in one snapshot.
-    private func preview(_ db: Database, now: Int64) throws -> (devices: Int, pushes: Int) {
+    private func preview(_ db: Database, now: Int64, trailingPush: Bool) throws -> (devices: Int, pushes: Int) {
         try db.read { db in
             let window = now - WakeupDebounce.windowMilliseconds
-            let due = "SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass)"
+            let due = "SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL(trailingPush: trailingPush)) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass)"
             let devices: Int = try db.scalar("SELECT count(*) FROM (\(due)) due", [window, window]) ?? 0
             let pushes: Int = try db.scalar("""
                 SELECT count(*) FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id

@@ -42,12 +42,13 @@ struct WakeupClaim {
     /// Claims up to `limit` due Device IDs with ids above `after` (keyset order, so a Device ID with nothing
     /// left to push is not found again by the same pass), with their pushable tokens. One write transaction.
     /// `claimedAt` is the clock when the claim is made.
-    static func devices(_ db: Database, keyring: StoreKeyring, claimedAt now: Int64, after: Int64, limit: Int) throws -> WakeupClaim {
+    static func devices(_ db: Database, keyring: StoreKeyring, claimedAt now: Int64, after: Int64, limit: Int, trailingPush: Bool) throws -> WakeupClaim {
+        let dueSQL = WakeupDebounce.dueSQL(trailingPush: trailingPush)
         let window = now - WakeupDebounce.windowMilliseconds
         return try db.write { db in
             var claim = WakeupClaim()
             let locked: [Int64] = try db.query("""
-                SELECT d.id FROM relay_devices d WHERE d.id > ? AND \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(limit)\(skipLocked(db))
+                SELECT d.id FROM relay_devices d WHERE d.id > ? AND \(dueSQL) ORDER BY d.id LIMIT \(limit)\(skipLocked(db))
                 """, [after, window, window]).map { try $0.get(0) }
             guard let last = locked.last else { return claim }
             claim.lastScanned = last
@@ -55,7 +56,7 @@ struct WakeupClaim {
             // statement above took its snapshot but before it took the row's lock (a claim stamps tokens and leaves
             // the device row unchanged, so PostgreSQL does not re-check it), and that Device ID is no longer due.
             let due = try db.query("""
-                SELECT d.id, d.last_trigger_at FROM relay_devices d WHERE d.id IN (\(locked.map(String.init).joined(separator: ","))) AND \(WakeupDebounce.dueSQL) ORDER BY d.id
+                SELECT d.id, d.last_trigger_at FROM relay_devices d WHERE d.id IN (\(locked.map(String.init).joined(separator: ","))) AND \(dueSQL) ORDER BY d.id
                 """, [window, window])
             claim.devices = try due.map { try $0.get(0) }
             for row in due { claim.seenTriggers[try row.get(0, as: Int64.self)] = try row.get(1, as: Int64.self) }

@@ -59,6 +59,18 @@ import TestSupport
         #expect(verdict.violations.count == 1 && verdict.violations[0].contains("arrived 40 ms apart"), "\(verdict.violations)")
     }
 
+    /// A trigger inside the 30 s after a push is debounced (observed, never pushed again): not lost. One 31 s after is.
+    @Test func theModelCountsADebouncedTriggerAsServedByThePushBeforeIt() {
+        let pushes: [PushLogModel.Push] = [.init(token: "aa01", passSecond: 100, arrivedAtMilliseconds: 100_050),
+                                           .init(token: "aa02", passSecond: 100, arrivedAtMilliseconds: 100_050)]
+        let debounced = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 0, sentAtMilliseconds: 99_000), .init(device: 0, sentAtMilliseconds: 129_500)], attempted: [0], pushes: pushes)
+        #expect(debounced.lost == 0, "\(debounced.violations)")
+        let late = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 0, sentAtMilliseconds: 99_000), .init(device: 0, sentAtMilliseconds: 131_000)], attempted: [0], pushes: pushes)
+        #expect(late.lost == 2)
+    }
+
     /// Pushes 30 s apart by the passes' clocks but 29.9 s apart on arrival are a double; 30 s on arrival is not.
     @Test func theModelCountsTheWindowOnArrivals() {
         let twice = PushLogModel(tokens: Self.tokens).verdict(

@@ -293,11 +293,13 @@ public final class MultiHostRelayChaos {
         return report
     }
 
-    /// Due work left: Device IDs with a trigger not yet consumed, tokens awaiting a retry.
+    /// Due work left: Device IDs with a trigger not yet consumed (one inside the window after the last push is
+    /// debounced, never pushed), tokens awaiting a retry.
     static func pending(_ store: String) throws -> Int {
         let db = try Database(path: store)
         return try db.scalar("""
-            SELECT (SELECT count(*) FROM relay_devices WHERE last_trigger_at > coalesce(last_push_at, 0))
+            SELECT (SELECT count(*) FROM relay_devices WHERE last_trigger_at IS NOT NULL
+                                 AND (last_push_at IS NULL OR last_trigger_at >= last_push_at + \(PushLogModel.windowSeconds * 1000)))
                  + (SELECT count(*) FROM relay_tokens WHERE retry_due = 1)
             """) ?? -1
     }

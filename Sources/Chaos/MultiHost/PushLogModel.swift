@@ -8,7 +8,9 @@
 /// sent. Every process runs on the one real clock of this machine, so these compare:
 /// - **none lost**: each token of a Device ID with an accepted trigger has a push from a pass whose clock is at or
 ///   after the trigger's second (a pass that started after the trigger was sent can only push after it; the
-///   one-second grain lets a pass up to one second older count);
+///   one-second grain lets a pass up to one second older count), or from a pass whose clock is less than 30 s
+///   before the trigger — the seed's debounce: a trigger inside the window after a push is observed, never pushed
+///   again (the one-second grain again counts a pass up to one second older);
 /// - **none doubled**: no token has two pushes that *arrived* less than 30 s apart. Never judged by the passes'
 ///   clocks: a pass still pushing 30 s after it started carries its start time, so two passes' pushes of one token
 ///   can arrive moments apart while their clocks are 30 s apart;
@@ -91,7 +93,9 @@ public struct PushLogModel: Sendable {
         for trigger in accepted { latest[trigger.device] = max(latest[trigger.device] ?? .min, trigger.sentAtMilliseconds) }
         for (device, sentAt) in latest.sorted(by: { $0.key < $1.key }) {
             let second = sentAt >= 0 ? sentAt / 1000 : (sentAt - 999) / 1000
-            for (number, token) in tokens[device].enumerated() where !(times[token] ?? []).contains(where: { $0 >= second }) {
+            // After the trigger, or debounced by a push less than 30 s before it (both one second coarse).
+            let covered = { (pass: Int64) in pass + Self.windowSeconds + 1 > second }
+            for (number, token) in tokens[device].enumerated() where !(times[token] ?? []).contains(where: covered) {
                 verdict.lost += 1
                 if verdict.lostTokens.count < 3 { verdict.lostTokens.append((device, number)) }
                 if verdict.lost <= 3 {
