@@ -75,6 +75,9 @@ final class ChangeWatcher {
         var nextWatchdog = EventStream.monotonic()
         while true {
             if stopRequested {
+                // A recorded stop signal aborts every HTTP transfer; the pending wake-up must still go out, so the
+                // signal is taken (a second one during the final send aborts it).
+                shim_reset_termination()
                 let sent = schedule.isPending ? sendFinal(deviceID: status.myID) : false
                 return finish(sent: sent)
             }
