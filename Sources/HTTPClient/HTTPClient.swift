@@ -16,6 +16,9 @@ public final class HTTPClient: Sendable {
     }
 
     /// Sends one request and waits for the whole response. Any HTTP status is a response, not an error.
+    ///
+    /// Once SIGTERM or SIGINT has been recorded (a pass's termination handler), the transfer is aborted within about
+    /// a second and fails with `HTTPError.cancelled`, instead of running on to its timeout.
     public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
         guard curlGlobalInitResult == CURLE_OK else { throw .transport(kind: .other, curlCode: Int(curlGlobalInitResult.rawValue)) }
         guard let handle = curl_easy_init() else { throw .transport(kind: .other, curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue)) }
@@ -24,6 +27,8 @@ public final class HTTPClient: Sendable {
         let result: Result<HTTPResponse, HTTPError> = withExtendedLifetime(state) {
             do throws(HTTPError) {
                 try configure(handle, request: request, options: options, state: state, multiplexing: false)
+                let stop = shim_curl_easy_abort_on_termination(handle)
+                guard stop == CURLE_OK else { throw HTTPError.transport(kind: .other, curlCode: Int(stop.rawValue)) }
             } catch {
                 return .failure(error)
             }

@@ -319,6 +319,8 @@ func finish(_ handle: UnsafeMutableRawPointer, code: CURLcode, state: TransferSt
     if state.bodyLimitExceeded || code == CURLE_FILESIZE_EXCEEDED {
         return .failure(.bodyTooLarge(limit: options.maxResponseBodyBytes))
     }
+    // Only the termination callback aborts a transfer (the body cap is handled above): the process was asked to stop.
+    if code == CURLE_ABORTED_BY_CALLBACK { return .failure(.cancelled) }
     guard code == CURLE_OK else { return .failure(.fromCurl(code, bodyLimit: options.maxResponseBodyBytes)) }
     let version: HTTPProtocolVersion
     switch getLong(handle, CURLINFO_HTTP_VERSION) {

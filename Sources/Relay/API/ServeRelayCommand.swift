@@ -77,9 +77,22 @@ struct ServeRelayCommand: Command {
         sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
         let server: HTTPServer
         let tally = AnswerTally()
+        // The store file this server opened (SQLite): deleted, moved or replaced (a backup restored over it), or its
+        // -wal removed, and every answer from then on would acknowledge a write no path leads to. It is checked
+        // before and after each request and every second; once it fails the server answers 503 and stops (73).
+        let identity = StoreFileIdentity.current(path: context.storePath)
+        let storeGone = StoreGoneFlag()
         do {
             server = try HTTPServer(socket: socket, limits: limits, handler: { request in
+                if let identity, storeGone.isSet || !identity.isStillAtPath() {
+                    storeGone.set()
+                    return RelayAPI.error(503, "store-replaced", headers: [("Retry-After", "30")])
+                }
                 let response = api.handle(request)
+                if let identity, (200..<300).contains(response.status), !identity.isStillAtPath() {
+                    storeGone.set()
+                    return RelayAPI.error(503, "store-replaced", headers: [("Retry-After", "30")])
+                }
                 tally.record(response.status)
                 return response
             })
@@ -92,9 +105,18 @@ struct ServeRelayCommand: Command {
             else { context.print("listening on \(host):\(socket.port)") }
         }
         context.logger.info("relay-api.listening", ["threads": .int(limits.threads), "max_connections": .int(limits.maxConnections)])
-        while shim_termination_signal() == 0 { usleep(100_000) }
+        var ticks = 0
+        while shim_termination_signal() == 0, !storeGone.isSet {
+            usleep(100_000)
+            ticks += 1
+            if ticks % 10 == 0, let identity, !identity.isStillAtPath() { storeGone.set() }
+        }
         server.stop()
         kicker.stop()
+        if storeGone.isSet {
+            context.logger.error("relay-api.store_replaced")
+            throw StoreFileIdentity.replaced
+        }
         let answered = tally.summary
         context.logger.info("relay-api.stopped", ["answered_ok": .int(answered.ok), "refused": .int(answered.refused),
                                                   "rate_limited": .int(answered.rateLimited), "failed": .int(answered.failed)])
