@@ -35,10 +35,10 @@ public final class HTTPServer: @unchecked Sendable {
         daemon = mhd_shim_start(
             socket.descriptor, ioThreads, UInt32(max(1, limits.maxConnections)),
             UInt32(max(0, limits.maxConnectionsPerAddress)), UInt32(max(1, limits.idleTimeoutSeconds)), max(4096, limits.maxHeaderBytes),
-            { cls, connection, url, method, _, uploadData, uploadDataSize, state in
+            { cls, connection, url, method, version, uploadData, uploadDataSize, state in
                 guard let cls, let connection, let uploadDataSize, let state else { return .NO }
                 return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-                    .access(connection, url: url, method: method, upload: uploadData, uploadSize: uploadDataSize, state: state)
+                    .access(connection, url: url, method: method, version: version, upload: uploadData, uploadSize: uploadDataSize, state: state)
             }, me,
             { cls, _, state, _ in
                 guard let state, let pointer = state.pointee else { return }
@@ -116,17 +116,22 @@ public final class HTTPServer: @unchecked Sendable {
         var answered: HTTPServerResponse? { lock.withLock { response } }
     }
 
-    private func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, upload: UnsafePointer<CChar>?,
-                        uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+    private func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
+                        upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
+                        state: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
         guard let pointer = state.pointee else {
             // Headers are in: start the request, refusing an announced oversized body before any of it is read.
-            let headers = Self.headers(of: connection)
+            let (headers, counts) = Self.headers(of: connection)
             var now = timespec()
             clock_gettime(CLOCK_MONOTONIC, &now)
             now.tv_sec += limits.requestTimeoutSeconds
             let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
                                          headers: headers, deadline: now)
             state.pointee = Unmanaged.passRetained(pending).toOpaque()
+            if Self.isMalformed(headers: headers, counts: counts, version: version.map { String(cString: $0) } ?? "") {
+                pending.queued = true
+                return queue(Self.badRequest, on: connection)
+            }
             if let length = headers["content-length"], let announced = Int(length), announced > limits.maxBodyBytes {
                 pending.queued = true
                 return queue(Self.tooLarge, on: connection)
@@ -175,6 +180,22 @@ public final class HTTPServer: @unchecked Sendable {
         return .YES
     }
 
+    /// The framing nginx refuses and libmicrohttpd lets through, refused with 400 before any body is read (RFC 9112):
+    /// HTTP/1.1 without `Host` (§3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
+    /// request message that lacks a Host header field"), more than one `Content-Length` (a request-smuggling shape),
+    /// and a `Transfer-Encoding` other than exactly `chunked` (§6.1: chunked must be the final coding; this server
+    /// decodes no other coding).
+    static func isMalformed(headers: [String: String], counts: [String: Int], version: String) -> Bool {
+        if version == "HTTP/1.1" && headers["host"] == nil { return true }
+        if (counts["content-length"] ?? 0) > 1 || (counts["host"] ?? 0) > 1 { return true }
+        if let coding = headers["transfer-encoding"] {
+            if (counts["transfer-encoding"] ?? 0) > 1 || coding.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" { return true }
+        }
+        return false
+    }
+
+    static let badRequest = HTTPServerResponse(status: 400, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                                               body: Array("{\"error\":\"bad-request\"}".utf8))
     static let tooLarge = HTTPServerResponse(status: 413, headers: [("Content-Type", "application/json"), ("Connection", "close")],
                                              body: Array("{\"error\":\"body-too-large\"}".utf8))
     static let unavailable = HTTPServerResponse(status: 503, headers: [("Content-Type", "application/json"), ("Connection", "close")],
@@ -189,9 +210,9 @@ public final class HTTPServer: @unchecked Sendable {
         return MHD_queue_response(connection, UInt32(answer.status), response)
     }
 
-    /// The request's headers, names lower-cased.
-    private static func headers(of connection: OpaquePointer) -> [String: String] {
-        final class Collected { var headers: [String: String] = [:] }
+    /// The request's headers, names lower-cased (repeated ones joined with `, `), and how often each name came.
+    private static func headers(of connection: OpaquePointer) -> (headers: [String: String], counts: [String: Int]) {
+        final class Collected { var headers: [String: String] = [:]; var counts: [String: Int] = [:] }
         let collected = Collected()
         withExtendedLifetime(collected) {
             _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
@@ -200,10 +221,11 @@ public final class HTTPServer: @unchecked Sendable {
                 let name = String(cString: key).lowercased()
                 let text = value.map { String(cString: $0) } ?? ""
                 if let existing = box.headers[name] { box.headers[name] = existing + ", " + text } else { box.headers[name] = text }
+                box.counts[name, default: 0] += 1
                 return .YES
             }, Unmanaged.passUnretained(collected).toOpaque())
         }
-        return collected.headers
+        return (collected.headers, collected.counts)
     }
 }
 

@@ -1,4 +1,5 @@
 import Runner
+import Store
 
 /// The options every command accepts (DESIGN §3), taken from anywhere on the command line before `--`,
 /// with their environment fallbacks (`JOB_STORE`, `JOB_NOW`, `JOB_METRICS_DIR`, `JOB_LOG_FORMAT`, `JOB_LOG_LEVEL`).
@@ -66,8 +67,14 @@ struct GlobalOptions {
         if let metricsDir { environment["JOB_METRICS_DIR"] = metricsDir }
         func env(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         let storePath: String
-        if let given = store ?? env("JOB_STORE") { storePath = given }
-        else { storePath = try Invocation.defaultStorePath(environment: environment) }
+        if let given = store ?? env("JOB_STORE") {
+            guard !given.isEmpty else { throw JobError.usage("--store needs a path") }
+            var refusal = ""
+            guard let checked = Database.checkedLocation(given, refusal: &refusal) else { throw JobError.usage(refusal) }
+            storePath = checked
+        } else {
+            storePath = try Invocation.defaultStorePath(environment: environment)
+        }
         guard !storePath.isEmpty else { throw JobError.usage("--store needs a path") }
         var clock = Clock.system
         if let text = now ?? env("JOB_NOW") {

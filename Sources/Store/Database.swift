@@ -64,12 +64,47 @@ public final class Database {
     }
 
     /// Whether `location` (a `--store` value) names a PostgreSQL database rather than an SQLite file: a
-    /// `postgresql://` or `postgres://` URI, or a libpq `key=value` connection string (`service=relay`,
-    /// `host=/run/postgresql dbname=relay`).
+    /// `postgresql://` or `postgres://` URI, or any libpq `key=value` connection string — optional white space, a
+    /// keyword, `=` (`service=relay`, ` sslmode=verify-full host=db`, `application_name=relay`). A file path
+    /// holding `=` is taken as a file only in the form `file:PATH` or `./PATH` (`checkedLocation`).
     public static func engine(forLocation location: String) -> Engine {
         if location.hasPrefix("postgresql://") || location.hasPrefix("postgres://") { return .postgresql }
-        let keywords = ["service=", "host=", "hostaddr=", "dbname=", "user=", "port="]
-        return keywords.contains(where: { location.hasPrefix($0) }) ? .postgresql : .sqlite
+        if location.hasPrefix("./") { return .sqlite }
+        var rest = Substring(location).drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\u{0B}" || $0 == "\u{0C}" }
+        let keyword = rest.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+        guard !keyword.isEmpty else { return .sqlite }
+        rest = rest.dropFirst(keyword.count).drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        return rest.first == "=" ? .postgresql : .sqlite
+    }
+
+    /// A `--store` value checked and in the form the store opens: `file:PATH` becomes `PATH`; nil (with the reason
+    /// in `refusal`, one line that never repeats the value) for a location that is neither a clean file path nor a
+    /// valid connection string — a path holding `=` without `file:` or `./`, a malformed `key=value` string, an
+    /// empty path, control characters or white space around a path.
+    public static func checkedLocation(_ location: String, refusal: inout String) -> String? {
+        if location.hasPrefix("file:") {
+            let path = String(location.dropFirst(5))
+            guard isCleanPath(path) else { refusal = "the store path after file: is empty or holds control characters or surrounding white space"; return nil }
+            // A relative path keeps a `./` so it is never read as `key=value` again.
+            return path.hasPrefix("/") || path.hasPrefix("./") ? path : "./" + path
+        }
+        if location.hasPrefix("postgresql://") || location.hasPrefix("postgres://") { return location }
+        if engine(forLocation: location) == .postgresql || (location.contains("=") && !location.hasPrefix("./")) {
+            guard (try? PostgresConnection.secrets(in: location)) != nil else {
+                refusal = "the store location is neither a valid PostgreSQL connection string (key=value …) nor a file path "
+                    + "(a path holding '=' is given as file:PATH or ./PATH)"
+                return nil
+            }
+            return location
+        }
+        guard isCleanPath(location) else { refusal = "the store path is empty or holds control characters or surrounding white space"; return nil }
+        return location
+    }
+
+    private static func isCleanPath(_ path: String) -> Bool {
+        guard let first = path.unicodeScalars.first, let last = path.unicodeScalars.last else { return false }
+        return !first.properties.isWhitespace && !last.properties.isWhitespace
+            && !path.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 
     /// Opens the store at `path`: a PostgreSQL database when `path` is a connection string (see

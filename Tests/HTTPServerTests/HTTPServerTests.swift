@@ -68,6 +68,44 @@ import Testing
         #expect(n > 0 && String(decoding: buffer[0..<max(0, n)], as: UTF8.self).hasPrefix("HTTP/1.1 413"))
     }
 
+    /// What nginx refuses is refused on the direct port too, with 400 at once (not after the idle timeout): HTTP/1.1
+    /// without Host, two Content-Length headers, a Transfer-Encoding other than exactly chunked. HTTP/1.0 without
+    /// Host and a plain chunked body are served.
+    @Test func malformedFramingIsRefusedWith400AtOnce() throws {
+        let (server, port) = try start(HTTPServerLimits(idleTimeoutSeconds: 15)) { request in HTTPServerResponse(status: 200, body: Array("\(request.body.count)".utf8)) }
+        defer { server.stop() }
+        func exchange(_ text: String) -> (status: String, seconds: Double) {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            let started = Date()
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var buffer = [UInt8](repeating: 0, count: 512)
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let n = recv(fd, &buffer, buffer.count, 0)
+            return (String(String(decoding: buffer[0..<max(0, n)], as: UTF8.self).prefix(12)), Date().timeIntervalSince(started))
+        }
+        let refused = [
+            "GET / HTTP/1.1\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+        ]
+        for text in refused {
+            let answer = exchange(text)
+            #expect(answer.status == "HTTP/1.1 400" && answer.seconds < 5, "\(text.prefix(40)): \(answer)")
+        }
+        #expect(exchange("GET / HTTP/1.0\r\n\r\n").status.hasSuffix(" 200"))
+        #expect(exchange("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n").status == "HTTP/1.1 200")
+    }
+
     @Test func stopClosesTheListeningSocket() throws {
         let (server, port) = try start { _ in HTTPServerResponse(status: 204) }
         #expect(try client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/")).status == 204)

@@ -77,6 +77,19 @@ import TestSupport
         #expect(result.status == 0 || problems.isEmpty, "\(text)")
     }
 
+    /// Every unit that points passes at node_exporter's folder (generated or hand-written, serve-relay.service
+    /// included: the passes it starts write there) joins the group that may write it.
+    @Test func everyUnitWritingMetricsJoinsTheMetricsGroup() throws {
+        var units = try renderedFiles().filter { $0.key.hasSuffix(".service") }
+        for name in ["serve-relay.service", "serve-link.service"] {
+            units["jobs/" + name] = try String(contentsOfFile: DeploymentTests.root + "/jobs/" + name, encoding: .utf8)
+        }
+        let writers = units.filter { $0.value.contains("JOB_METRICS_DIR=/var/lib/prometheus/node-exporter") }
+        #expect(writers.keys.contains("jobs/serve-relay.service"))
+        let missing = writers.filter { !$0.value.contains("\nSupplementaryGroups=background-jobs-metrics\n") }.keys.sorted()
+        #expect(missing.isEmpty, "units without the metrics group: \(missing)")
+    }
+
     /// Every service, generated or written by hand, is sandboxed to an exposure of at most 2.0 by systemd's own measure.
     @Test func everyServiceIsSandboxedToAnExposureOfAtMostTwo() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }

@@ -39,6 +39,7 @@ import TestSupport
         for token in tokens {
             let answer = try front.send("POST", "/api/v1/provision", ["device_id": a.deviceID, "apns_token": token, "transaction_id": jws])
             #expect(answer.status == 200, "\(answer.json)")
+            #expect(answer.response.header("Server") == "nginx", "nginx does not disclose its version (server_tokens off)")
         }
 
         try a.wait(timeout: 60, "A and B to connect") { try a.isConnected(to: b.deviceID) && b.isConnected(to: a.deviceID) }

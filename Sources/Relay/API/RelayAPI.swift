@@ -23,7 +23,8 @@ import Runner
 /// | 429 | rate limited, with `Retry-After` (seconds): provisioning 60/min, triggers 10/min, status 12/min per Device ID |
 /// | 503 | the store failed (transient; nothing was recorded) |
 struct RelayAPI: Sendable {
-    static let version = "1.0.0"
+    /// What `/health` reports: the project's version (`job --version`).
+    static let version = BuildInfo.version
     static let provisionLimit = 60
     static let triggerLimit = 10
     static let statusLimit = 12
