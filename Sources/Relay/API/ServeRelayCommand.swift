@@ -2,6 +2,7 @@ import CShims
 import Foundation
 import HTTPServer
 import Runner
+import Store
 
 /// `job serve-relay`: the relay's HTTP API (`RelayAPI`) on libmicrohttpd, behind nginx.
 ///
@@ -63,7 +64,10 @@ struct ServeRelayCommand: Command {
         let kicker = WakeupKicker(clock: context.clock, launch: Self.passLauncher(context))
         let push = !context.arguments.flag("--no-push")
         if push { kicker.start() }
-        let api = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: context.storePath), keyring: keyring,
+        // SQLite: one writer commits the writes of many requests at once (docs/group-commit.md).
+        let storePath = context.storePath
+        let writer = Database.engine(forLocation: storePath) == .sqlite ? GroupCommitWriter(path: storePath) : nil
+        let api = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: storePath), writer: writer, keyring: keyring,
                            pushDue: { due in if push { kicker.request(dueAt: due) } })
         shim_install_termination_handlers()
         var stopSignals = sigset_t()
@@ -74,10 +78,11 @@ struct ServeRelayCommand: Command {
         let server: HTTPServer
         let tally = AnswerTally()
         do {
-            server = try HTTPServer(socket: socket, limits: limits, handler: { request in
-                let response = api.handle(request)
-                tally.record(response.status)
-                return response
+            server = try HTTPServer(socket: socket, limits: limits, deferredHandler: { request, respond in
+                api.handle(request) { response in
+                    tally.record(response.status)
+                    respond(response)
+                }
             })
         } catch {
             throw JobError.unavailable("http-server", "the HTTP server could not start on the socket")
@@ -90,10 +95,13 @@ struct ServeRelayCommand: Command {
         context.logger.info("relay-api.listening", ["threads": .int(limits.threads), "max_connections": .int(limits.maxConnections)])
         while shim_termination_signal() == 0 { usleep(100_000) }
         server.stop()
+        writer?.stop()
         kicker.stop()
         let answered = tally.summary
+        let written = writer?.statistics ?? GroupCommitWriter.Statistics()
         context.logger.info("relay-api.stopped", ["answered_ok": .int(answered.ok), "refused": .int(answered.refused),
-                                                  "rate_limited": .int(answered.rateLimited), "failed": .int(answered.failed)])
+                                                  "rate_limited": .int(answered.rateLimited), "failed": .int(answered.failed),
+                                                  "writes": .int(written.requests), "commits": .int(written.commits)])
     }
 
     /// Runs one `send-wakeups` pass of this same executable over the same store, clock and environment, and waits for it.
