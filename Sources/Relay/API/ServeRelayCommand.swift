@@ -22,14 +22,17 @@ struct ServeRelayCommand: Command {
         .value("--max-connections", "N", "open connections in all (default 1024)"),
         .value("--idle-timeout", "SECONDS", "close a connection that sends nothing for this long (default 15)"),
         .value("--request-timeout", "SECONDS", "cut a request whose body is not complete this long after its headers (default 15)"),
+        .value("--max-batch", "N", "SQLite: requests whose writes share one durable commit, at most (default 256; 1 commits each alone)"),
         .flag("--no-push", "do not start send-wakeups passes when a push becomes due (the timer still runs them)"),
     ]
     let discussion = """
         Endpoints under /api/v1 (docs/protocols/relay-api.md): POST /provision, DELETE /provision, POST /trigger,
         POST /status, GET /health. Every request's state is in the store, so several serve-relay processes can
-        serve one store. When a trigger makes a push due, a send-wakeups pass is started at once (its lease keeps
-        it single). Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed and a
-        request body must be complete 15 s after its headers. Environment: STOREKIT_BUNDLE_ID,
+        serve one store. On SQLite the writes of many requests share one durable commit, and each request is
+        answered once the commit holding its write returned (--max-batch caps how many; docs/group-commit.md).
+        When a trigger makes a push due, a send-wakeups pass is started at once (its lease keeps it single).
+        Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed and a request
+        body must be complete 15 s after its headers. Environment: STOREKIT_BUNDLE_ID,
         STOREKIT_PRODUCT_IDS, STOREKIT_ENVIRONMENTS (default Production), STOREKIT_ROOT_CA_FILE (tests and
         staging only), and the APNS_* settings send-wakeups uses.
         """
@@ -41,6 +44,8 @@ struct ServeRelayCommand: Command {
         if let connections = context.arguments.value("--max-connections") { limits.maxConnections = try positive(connections, "--max-connections") }
         if let idle = context.arguments.value("--idle-timeout") { limits.idleTimeoutSeconds = try positive(idle, "--idle-timeout") }
         if let request = context.arguments.value("--request-timeout") { limits.requestTimeoutSeconds = try positive(request, "--request-timeout") }
+        var maxBatch = 256
+        if let batch = context.arguments.value("--max-batch") { maxBatch = try positive(batch, "--max-batch") }
         let keyring = try context.keyring()
         if storeKit.rootReplaced { context.logger.warn("storekit.root_replaced", ["source": "STOREKIT_ROOT_CA_FILE"]) }
 
@@ -67,7 +72,7 @@ struct ServeRelayCommand: Command {
         if push { kicker.start() }
         // SQLite: one writer commits the writes of many requests at once (docs/group-commit.md).
         let storePath = context.storePath
-        let writer = Database.engine(forLocation: storePath) == .sqlite ? GroupCommitWriter(path: storePath) : nil
+        let writer = Database.engine(forLocation: storePath) == .sqlite ? GroupCommitWriter(path: storePath, maxBatch: maxBatch) : nil
         let api = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: storePath), writer: writer, keyring: keyring,
                            pushDue: { due in if push { kicker.request(dueAt: due) } })
         shim_install_termination_handlers()
