@@ -40,6 +40,9 @@ struct RelayAPI: Sendable {
     let keyring: StoreKeyring
     /// Called when an accepted trigger makes a push due at the given instant (Unix ms).
     let pushDue: @Sendable (Int64) -> Void
+    /// `RELAY_TRAILING_PUSH=on`: a trigger inside the debounce window makes a push due when the window ends
+    /// (off: it is only observed, `WakeupDebounce`).
+    var trailingPush = false
 
     enum Route: String { case provision = "/api/v1/provision", trigger = "/api/v1/trigger", status = "/api/v1/status", health = "/api/v1/health" }
 
@@ -50,8 +53,8 @@ struct RelayAPI: Sendable {
         case .answer(let response): respond(response)
         case .trigger(let deviceID, let now):
             let limit = Self.triggerLimit
-            write({ store in try store.trigger(deviceID: deviceID, limit: limit, now: now) }) { [pushDue] result in
-                respond(Self.triggerAnswer(result, pushDue: pushDue))
+            write({ store in try store.trigger(deviceID: deviceID, limit: limit, now: now) }) { [pushDue, trailingPush] result in
+                respond(Self.triggerAnswer(result, now: now, trailingPush: trailingPush, pushDue: pushDue))
             }
         case .serve(let route, let method, let fields, let deviceID, let now):
             do {
@@ -161,12 +164,13 @@ struct RelayAPI: Sendable {
     }
 
     /// The answer to a trigger whose store effect ended with `result` (calling `pushDue` for an accepted one).
-    private static func triggerAnswer(_ result: Result<FrontDoorStore.TriggerOutcome, any Error>, pushDue: (Int64) -> Void) -> HTTPServerResponse {
+    private static func triggerAnswer(_ result: Result<FrontDoorStore.TriggerOutcome, any Error>, now: Int64, trailingPush: Bool,
+                                      pushDue: (Int64) -> Void) -> HTTPServerResponse {
         guard case .success(let outcome) = result else { return storeUnavailable }
         switch outcome {
         case .rateLimited(let seconds): return rateLimited(seconds)
         case .accepted(let tokens, let due):
-            pushDue(due)
+            if due <= now || trailingPush { pushDue(due) }
             return .json(202, JSON.object([("status", .string("accepted")), ("devices_notified", .int(Int64(tokens)))]).rendered())
         case .notProvisioned: return error(403, "no-active-subscription")
         case .expired: return error(402, "subscription-expired")
@@ -181,7 +185,11 @@ struct RelayAPI: Sendable {
         if Self.isLegacyID(evidence) { return Self.error(403, "no-verified-subscription") }
         let verified: SignedTransactionVerifier.Verified
         do { verified = try SignedTransactionVerifier.verify(evidence, configuration: storeKit) } catch { return Self.refusal(error) }
-        if let lapse = verified.lapse(now: now) { return Self.refusal(lapse) }
+        if let lapse = verified.lapse(now: now) {
+            // Verified evidence closes the gate whichever route it reaches (newer than the stored record only).
+            try writeNow { try $0.recordLapse(deviceID: deviceID, verified: verified, revokedAt: verified.revokedAt) }
+            return Self.refusal(lapse)
+        }
         switch try readNow({ try $0.status(deviceID: deviceID, verified: verified, now: now) }) {
         case .noMatchingSubscription: return Self.error(403, "no-verified-subscription")
         case .observed(let at):
