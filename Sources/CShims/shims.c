@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/vfs.h>
 #include <pthread.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -123,4 +124,10 @@ const char *shim_curl_version(void) {
     if (clazy_library_load(CLazyLibraryCurl) != NULL) return "unavailable";
     const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
     return info ? info->version : "unknown";
+}
+
+long shim_filesystem_type(const char *path) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    return (long)info.f_type;
 }

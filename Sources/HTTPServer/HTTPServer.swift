@@ -15,9 +15,14 @@ import Glibc
 /// requests. Larger bodies get 413 and the connection is closed. Keep-alive is libmicrohttpd's.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
+    /// Answers a request once: the connection is resumed and the response sent. Callable from any thread.
+    public typealias Responder = @Sendable (HTTPServerResponse) -> Void
+    /// A handler that may answer later, from another thread (a store writer answering after its commit), so the
+    /// worker is free for the next request meanwhile. It must call the responder exactly once.
+    public typealias DeferredHandler = @Sendable (HTTPServerRequest, @escaping Responder) -> Void
 
     public let limits: HTTPServerLimits
-    let handler: Handler
+    let handler: DeferredHandler
     private let lock = NSLock()
     // Set once in init, cleared once in stop (under `lock`).
     private var daemon: OpaquePointer?
@@ -27,7 +32,12 @@ public final class HTTPServer: @unchecked Sendable {
     public struct StartFailure: Error, Sendable {}
 
     /// Starts answering on `socket` (which the server then owns and closes in `stop`).
-    public init(socket: ListeningSocket, limits: HTTPServerLimits, handler: @escaping Handler) throws {
+    public convenience init(socket: ListeningSocket, limits: HTTPServerLimits, handler: @escaping Handler) throws {
+        try self.init(socket: socket, limits: limits, deferredHandler: { request, respond in respond(handler(request)) })
+    }
+
+    /// Starts answering on `socket`, each request answered whenever its handler calls the responder.
+    public init(socket: ListeningSocket, limits: HTTPServerLimits, deferredHandler handler: @escaping DeferredHandler) throws {
         self.limits = limits
         self.handler = handler
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -55,9 +65,9 @@ public final class HTTPServer: @unchecked Sendable {
         for index in 0..<max(1, limits.threads) {
             let thread = Thread { [work, handler] in
                 while let item = work.next() {
-                    let response = handler(item.pending.request())
-                    item.pending.answer(response)
-                    MHD_resume_connection(item.connection.pointer)
+                    handler(item.pending.request()) { response in
+                        if item.pending.answer(response) { MHD_resume_connection(item.connection.pointer) }
+                    }
                 }
             }
             thread.name = "http-worker-\(index)"
@@ -112,7 +122,15 @@ public final class HTTPServer: @unchecked Sendable {
             return HTTPServerRequest(method: method, path: bare, headers: headers, body: body)
         }
 
-        func answer(_ response: HTTPServerResponse) { lock.withLock { self.response = response } }
+        /// Sets the response; false (and nothing changes) when one was set already.
+        @discardableResult
+        func answer(_ response: HTTPServerResponse) -> Bool {
+            lock.withLock {
+                guard self.response == nil else { return false }
+                self.response = response
+                return true
+            }
+        }
         var answered: HTTPServerResponse? { lock.withLock { response } }
     }
 

@@ -46,6 +46,19 @@ public final class Database {
     }
     /// True while `write { }` or `read { }` runs on this connection.
     public private(set) var isInTransaction = false
+    /// Commits this connection made (each one durable under `synchronous = FULL`): `write { }` and `read { }`
+    /// outside a group-commit batch, and each batch a `GroupCommitWriter` commits.
+    public private(set) var commits = 0
+    /// True while a `GroupCommitWriter` holds a batch's transaction open on this connection: `write { }` and
+    /// `read { }` then run as savepoints inside it, so one request's failure undoes only that request's changes.
+    var isInBatch = false
+    /// Whether SQLite has a transaction open on this connection ("sqlite3_get_autocommit() returns … zero if
+    /// autocommit mode is disabled", i.e. inside BEGIN … COMMIT). Some failures (SQLITE_FULL, SQLITE_IOERR,
+    /// SQLITE_NOMEM) roll the whole transaction back on their own; a batch checks this after every request.
+    var sqliteTransactionIsOpen: Bool {
+        guard case .sqlite(let handle) = backend else { return false }
+        return sqlite3_get_autocommit(handle) == 0
+    }
 
     /// How the connection is opened.
     public struct Options: Sendable {
@@ -357,10 +370,11 @@ public final class Database {
     /// On SQLite a write transaction already excludes every other writer, so this does nothing. On PostgreSQL it
     /// takes a transaction-level advisory lock: "pg_advisory_xact_lock … obtains an exclusive transaction-level
     /// advisory lock, waiting if necessary", released at commit or rollback.
-    public func lockForWrite(_ key: String) throws {
+    /// `key` is built only on PostgreSQL.
+    public func lockForWrite(_ key: @autoclosure () -> String) throws {
         guard engine == .postgresql else { return }
         guard isInTransaction else { throw StoreError.misuse("lockForWrite outside a write transaction") }
-        _ = try queryOne("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key])
+        _ = try queryOne("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key()])
     }
 
     /// Runs `body` in a read transaction (`BEGIN DEFERRED`): one consistent snapshot for all its queries.
@@ -371,6 +385,7 @@ public final class Database {
     }
 
     private func transaction<T>(_ begin: String, _ body: (Database) throws -> T) throws -> T {
+        if isInBatch && !isInTransaction { return try savepoint(body) }
         guard !isInTransaction else {
             throw StoreError.misuse("a transaction is already open on this connection", sql: begin)
         }
@@ -397,7 +412,51 @@ public final class Database {
             rollbackQuietly()
             throw error
         }
+        commits += 1
         return result
+    }
+
+    /// One request's `write { }` or `read { }` inside a group-commit batch: `SAVEPOINT`, released when `body`
+    /// returns, rolled back to (undoing only its changes) when it throws. "The ROLLBACK TO command reverts the
+    /// state of the database back to what it was just after the corresponding SAVEPOINT."
+    private func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
+        try execute("SAVEPOINT batch_request")
+        isInTransaction = true
+        defer { isInTransaction = false }
+        let result: T
+        do {
+            result = try body(self)
+        } catch {
+            if sqliteTransactionIsOpen { sqlite3_exec(handle, "ROLLBACK TO batch_request; RELEASE batch_request", nil, nil, nil) }
+            throw error
+        }
+        try execute("RELEASE batch_request")
+        return result
+    }
+
+    /// Opens a group-commit batch: `BEGIN IMMEDIATE`, after which `write { }` and `read { }` are savepoints.
+    func beginBatch() throws {
+        guard !isInTransaction && !isInBatch else { throw StoreError.misuse("a transaction is already open on this connection", sql: "BEGIN IMMEDIATE") }
+        try execute("BEGIN IMMEDIATE")
+        isInBatch = true
+    }
+
+    /// Commits the open batch (one durable commit for all its requests); on failure it is rolled back.
+    func commitBatch() throws {
+        isInBatch = false
+        do {
+            try execute("COMMIT")
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        commits += 1
+    }
+
+    /// Abandons the open batch, if any: every request's changes in it are undone.
+    func abandonBatch() {
+        isInBatch = false
+        rollbackQuietly()
     }
 
     private func rollbackQuietly() {

@@ -9,9 +9,15 @@ import Store
 /// client) through nginx (the shipped `jobs/nginx-relay.conf`, TLS) to `job serve-relay`, next to the same
 /// nginx serving a static file to the same clients in the same run (the ratio is reported); then trigger-to-push
 /// latency: a trigger to a pushing serve-relay until the local HTTP/2 APNs stand-in logs the push.
+///
+/// The stores are on a real disk (`DiskScratch`: the filesystem is printed, tmpfs refused) whose flushes per
+/// second are measured first; every trigger names a distinct Device ID unless `--triggers-per-device` says
+/// otherwise; the load runs once with every write committed alone (`--max-batch 1`) and once with group commit,
+/// and each run's commits per trigger come from the writer's own count (`relay-api.stopped … writes= commits=`).
 enum RelayAPIBench {
     static func run(_ arguments: ArraySlice<String>) throws {
-        var clients = 64, requests = 200, samples = 20, threads = 4
+        var clients = 64, requests = 200, samples = 20, threads = 4, perDevice = 1
+        var storeDir: String?
         var rest = arguments
         while let option = rest.popFirst() {
             switch option {
@@ -19,56 +25,93 @@ enum RelayAPIBench {
             case "--requests": requests = try BenchOption.integer(&rest, option, in: 1...100_000)
             case "--latency-samples": samples = try BenchOption.integer(&rest, option, in: 1...1000)
             case "--threads": threads = try BenchOption.integer(&rest, option, in: 1...256)
+            case "--triggers-per-device": perDevice = try BenchOption.integer(&rest, option, in: 1...10)
+            case "--store-dir":
+                guard let value = rest.popFirst() else { throw BenchUsageError(message: "--store-dir needs a folder") }
+                storeDir = value
             case "--help", "-h":
-                print("usage: job-bench relay-api [--clients N] [--requests N] [--latency-samples N] [--threads N]")
-                print("  --clients N          concurrent keep-alive clients (default 64)")
-                print("  --requests N         requests per client (default 200)")
-                print("  --latency-samples N  triggers timed to the APNs stand-in (default 20)")
-                print("  --threads N          serve-relay worker threads (default 4)")
+                print("usage: job-bench relay-api [--clients N] [--requests N] [--latency-samples N] [--threads N] [--triggers-per-device N] [--store-dir DIR]")
+                print("  --clients N              concurrent keep-alive clients (default 64)")
+                print("  --requests N             requests per client (default 200)")
+                print("  --latency-samples N      triggers timed to the APNs stand-in (default 20)")
+                print("  --threads N              serve-relay worker threads (default 4)")
+                print("  --triggers-per-device N  triggers each Device ID gets (default 1: every trigger a distinct Device ID; at most 10, the rate limit)")
+                print("  --store-dir DIR          where the stores go (default $TMPDIR or /tmp, else .build/; never a memory filesystem)")
                 return
             default: throw BenchUsageError(message: "unknown option \(option)")
             }
         }
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") else { throw BenchFailure("needs Debian's nginx (/usr/sbin/nginx)") }
         let job = try RelayBenchSupport.jobExecutable()
-        let directory = try RelayBenchSupport.scratch("relay-api")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try DiskScratch.make("relay-api", base: storeDir)
+        let directory = scratch.path
+        defer { scratch.remove() }
         var children: [Process] = []
         defer { for child in children where child.isRunning { kill(child.processIdentifier, SIGTERM); child.waitUntilExit() } }
 
-        // A store of operator-provisioned Device IDs: each gets at most 5 triggers, under the 10-a-minute limit.
-        let devices = clients * requests / 5 + clients
-        let store = directory + "/relay.sqlite"
-        try seed(store, job: job, devices: devices)
+        let flushes = try scratch.flushesPerSecond()
+        print("relay-api: stores in \(directory) (\(scratch.filesystem)); this disk: \(RelayBenchSupport.format(flushes, 0)) write+fdatasync/s")
+        // Operator-provisioned Device IDs, each triggered `perDevice` times (under the 10-a-minute limit).
+        let total = clients * requests
+        let devices = (total + perDevice - 1) / perDevice
         let environment = ["HOME": directory, "PATH": "/usr/bin:/bin", "STOREKIT_BUNDLE_ID": "eu.vaultsync.app", "STOREKIT_PRODUCT_IDS": "relay"]
-        let (server, serverPort) = try startServer(job, store: store, options: ["--no-push", "--threads", String(threads)], environment: environment, directory: directory)
-        children.append(server)
-        let (nginx, nginxPort, staticPort) = try startNginx(directory: directory, upstreamPort: serverPort)
-        children.append(nginx)
-        print("relay-api: \(clients) keep-alive clients × \(requests) requests through nginx (TLS) → serve-relay (\(threads) threads), on loopback")
+        print("  \(clients) keep-alive clients × \(requests) requests through nginx (TLS) → serve-relay (\(threads) threads), on loopback; "
+              + "\(devices) Device IDs, \(perDevice) trigger(s) each")
 
-        var next = 0
-        let trigger = try load(directory: directory, label: "trigger", clients: clients, requests: requests) { _ in
-            defer { next += 1 }
-            return (url: "https://127.0.0.1:\(nginxPort)/api/v1/trigger", body: "{\\\"device_id\\\":\\\"\(deviceID(next % devices))\\\"}")
+        // The same load twice over fresh stores: each write committed alone (--max-batch 1), then group commit.
+        var rows: [(String, LoadResult)] = []
+        var commitRows: [(String, Int, Int, Double)] = []
+        var nginxPorts: (Int, Int)?
+        var nginx: Process?
+        for (label, batch) in [("one commit per trigger", 1), ("group commit (default)", 256)] {
+            let store = directory + "/relay-\(batch).sqlite"
+            try seed(store, job: job, devices: devices)
+            let (server, serverPort, serverLog) = try startServer(job, store: store, options: ["--no-push", "--threads", String(threads), "--max-batch", String(batch)],
+                                                                  environment: environment, directory: directory)
+            children.append(server)
+            if let old = nginx { kill(old.processIdentifier, SIGTERM); old.waitUntilExit() }
+            let (proxy, nginxPort, staticPort) = try startNginx(directory: directory, upstreamPort: serverPort)
+            children.append(proxy)
+            nginx = proxy
+            nginxPorts = (nginxPort, staticPort)
+            var next = 0
+            let trigger = try load(directory: directory, label: "trigger-\(batch)", clients: clients, requests: requests) { _ in
+                defer { next += 1 }
+                return (url: "https://127.0.0.1:\(nginxPort)/api/v1/trigger", body: "{\\\"device_id\\\":\\\"\(deviceID(next % devices))\\\"}")
+            }
+            guard trigger.codes[202, default: 0] == total else { throw BenchFailure("not every trigger was accepted: \(trigger.codes)") }
+            kill(server.processIdentifier, SIGTERM)
+            server.waitUntilExit()
+            let log = (try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? ""
+            func field(_ name: String) -> Int? {
+                log.split(separator: "\n").last { $0.contains("event=relay-api.stopped") }?.split(separator: " ")
+                    .first { $0.hasPrefix(name + "=") }.flatMap { Int($0.dropFirst(name.count + 1)) }
+            }
+            guard let writes = field("writes"), let commits = field("commits"), writes > 0 else { throw BenchFailure("serve-relay logged no writes/commits at stop") }
+            rows.append(("POST trigger, \(label)", trigger))
+            commitRows.append((label, writes, commits, Double(trigger.count) / trigger.seconds))
         }
+        guard let (_, staticPort) = nginxPorts else { throw BenchFailure("nginx did not start") }
         let staticFile = try load(directory: directory, label: "static", clients: clients, requests: requests) { _ in
             (url: "https://127.0.0.1:\(staticPort)/api/v1/health", body: nil)
         }
-        guard trigger.codes[202, default: 0] == clients * requests else { throw BenchFailure("not every trigger was accepted: \(trigger.codes)") }
-        print("  \("through nginx".padding(toLength: 30, withPad: " ", startingAt: 0)) requests  answers        seconds  requests/s  p50 ms  p99 ms")
-        for (name, result) in [("POST /api/v1/trigger (relay)", trigger), ("GET static file (nginx)", staticFile)] {
+        rows.append(("GET static file (nginx)", staticFile))
+        print("  \("through nginx".padding(toLength: 42, withPad: " ", startingAt: 0)) requests  answers        seconds  requests/s  p50 ms  p99 ms")
+        for (name, result) in rows {
             let answers = result.codes.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
-            print("  \(name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(String(result.count).padding(toLength: 9, withPad: " ", startingAt: 0)) \(answers.padding(toLength: 14, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.seconds, 2).padding(toLength: 8, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(Double(result.count) / result.seconds, 0).padding(toLength: 11, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.p50 * 1000, 2).padding(toLength: 7, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.p99 * 1000, 2))")
+            print("  \(name.padding(toLength: 42, withPad: " ", startingAt: 0)) \(String(result.count).padding(toLength: 9, withPad: " ", startingAt: 0)) \(answers.padding(toLength: 14, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.seconds, 2).padding(toLength: 8, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(Double(result.count) / result.seconds, 0).padding(toLength: 11, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.p50 * 1000, 2).padding(toLength: 7, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.p99 * 1000, 2))")
         }
-        print("  ratio relay/static: \(RelayBenchSupport.format((Double(trigger.count) / trigger.seconds) / (Double(staticFile.count) / staticFile.seconds), 3))")
-
+        let staticRate = Double(staticFile.count) / staticFile.seconds
+        for (label, writes, commits, rate) in commitRows {
+            print("  \(label): \(writes) writes in \(commits) commits = \(RelayBenchSupport.format(Double(commits) / Double(writes), 3)) commits (fdatasyncs of the WAL) per trigger; "
+                  + "ratio relay/static \(RelayBenchSupport.format(rate / staticRate, 3)); triggers/s per disk flush/s \(RelayBenchSupport.format(rate / flushes, 2))")
+        }
         // Trigger → push: a pushing serve-relay over a fresh store, the APNs stand-in, one trigger at a time.
         let (standIn, apnsEnvironment) = try startStandIn(directory: directory)
         children.append(standIn)
         let pushStore = directory + "/push.sqlite"
         try seed(pushStore, job: job, devices: samples)
-        let (pushServer, pushPort) = try startServer(job, store: pushStore, options: [], environment: environment.merging(apnsEnvironment) { $1 },
+        let (pushServer, pushPort, _) = try startServer(job, store: pushStore, options: [], environment: environment.merging(apnsEnvironment) { $1 },
                                                      directory: directory)
         children.append(pushServer)
         let client = HTTPClient(options: HTTPClient.Options(connectTimeout: 5, totalTimeout: 10, httpVersion: .http1_1))
@@ -113,21 +156,22 @@ enum RelayAPIBench {
         try db.write { db in try db.execute("INSERT INTO relay_entitlements (device_id, kind, verified_at) SELECT id, 'operator', created_at FROM relay_devices") }
     }
 
-    private static func startServer(_ job: String, store: String, options: [String], environment: [String: String], directory: String) throws -> (Process, Int) {
+    private static func startServer(_ job: String, store: String, options: [String], environment: [String: String], directory: String) throws -> (Process, Int, String) {
         let out = directory + "/serve-\(UUID().uuidString.prefix(6)).out"
         _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: out + ".err", contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: job)
         process.arguments = ["--store", store, "serve-relay", "--listen", "127.0.0.1:0"] + options
         process.environment = environment
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        process.standardError = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: out + ".err"))
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline && process.isRunning {
             if let line = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
-               let port = Int(line.split(separator: ":").last ?? "") { return (process, port) }
+               let port = Int(line.split(separator: ":").last ?? "") { return (process, port, out + ".err") }
             usleep(20_000)
         }
         throw BenchFailure("serve-relay did not start")

@@ -71,4 +71,7 @@ int shim_termination_signal(void);
 /// Forgets a recorded request (tests).
 void shim_reset_termination(void);
 
+/// statfs(2)'s f_type of the filesystem holding `path` (the magic numbers of linux/magic.h); -1 when it fails.
+long shim_filesystem_type(const char *path);
+
 #endif

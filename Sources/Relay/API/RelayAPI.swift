@@ -2,12 +2,16 @@ import Cryptography
 import Foundation
 import HTTPServer
 import Runner
+import Store
 
 /// The relay's HTTP API under `/api/v1`, exactly as the seed specifies it, over the store.
 ///
-/// Stateless: every request opens its own store connection from the pool and all state (registrations,
-/// entitlements, observed times, rate-limit counters) is in the store, so several `serve-relay` processes can
-/// answer for one store. Answer codes (bodies carry a fixed `error` word, never an identifier):
+/// Stateless: all state (registrations, entitlements, observed times, rate-limit counters) is in the store, so
+/// several `serve-relay` processes can answer for one store. On SQLite every write goes through the process's one
+/// `GroupCommitWriter` (many requests share one durable commit; a request is answered only after the commit that
+/// holds its write, see docs/group-commit.md) and reads use connections of their own from the pool; on PostgreSQL
+/// each request checks a connection out of the pool. Answer codes (bodies carry a fixed `error` word, never an
+/// identifier):
 ///
 /// | code | when |
 /// |---|---|
@@ -32,6 +36,8 @@ struct RelayAPI: Sendable {
     let storeKit: StoreKitConfiguration
     let clock: Clock
     let pool: DatabasePool
+    /// The store's writer (SQLite); nil on PostgreSQL, where writes run on pool connections.
+    let writer: GroupCommitWriter?
     let keyring: StoreKeyring
     /// Called when an accepted trigger makes a push due at the given instant (Unix ms).
     let pushDue: @Sendable (Int64) -> Void
@@ -41,41 +47,85 @@ struct RelayAPI: Sendable {
 
     enum Route: String { case provision = "/api/v1/provision", trigger = "/api/v1/trigger", status = "/api/v1/status", health = "/api/v1/health" }
 
-    func handle(_ request: HTTPServerRequest) -> HTTPServerResponse {
+    /// Answers `request` through `respond` (exactly once): a trigger from the writer's thread once its batch is
+    /// durable, every other request before this returns.
+    func handle(_ request: HTTPServerRequest, respond: @escaping HTTPServer.Responder) {
+        switch prepare(request) {
+        case .answer(let response): respond(response)
+        case .trigger(let deviceID, let now):
+            let limit = Self.triggerLimit
+            write({ store in try store.trigger(deviceID: deviceID, limit: limit, now: now) }) { [pushDue, trailingPush] result in
+                respond(Self.triggerAnswer(result, now: now, trailingPush: trailingPush, pushDue: pushDue))
+            }
+        case .serve(let route, let method, let fields, let deviceID, let now):
+            do {
+                switch (route, method) {
+                case (.provision, "POST"): respond(try provision(fields, deviceID: deviceID, now: now))
+                case (.provision, _): respond(try deprovision(fields, deviceID: deviceID, now: now))
+                default: respond(try status(fields, deviceID: deviceID, now: now))
+                }
+            } catch {
+                respond(Self.storeUnavailable)
+            }
+        }
+    }
+
+    /// What a request needs once its route, method, media type and body are checked.
+    private enum Prepared {
+        case answer(HTTPServerResponse)
+        case trigger(deviceID: String, now: Int64)
+        case serve(Route, method: String, fields: [String: String], deviceID: String, now: Int64)
+    }
+
+    private func prepare(_ request: HTTPServerRequest) -> Prepared {
         var path = request.path
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
-        guard let route = Route(rawValue: path) else { return Self.error(404, "not-found") }
+        guard let route = Route(rawValue: path) else { return .answer(Self.error(404, "not-found")) }
         let allowed: [String] = switch route {
         case .provision: ["POST", "DELETE"]
         case .trigger, .status: ["POST"]
         case .health: ["GET", "HEAD"]
         }
         guard allowed.contains(request.method) else {
-            return Self.error(405, "method-not-allowed", headers: [("Allow", allowed.joined(separator: ", "))])
+            return .answer(Self.error(405, "method-not-allowed", headers: [("Allow", allowed.joined(separator: ", "))]))
         }
-        if route == .health { return .json(200, JSON.object([("status", .string("ok")), ("version", .string(Self.version))]).rendered()) }
+        if route == .health { return .answer(.json(200, JSON.object([("status", .string("ok")), ("version", .string(Self.version))]).rendered())) }
         let contentType = request.header("content-type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard contentType == "application/json" else { return Self.error(415, "unsupported-media-type") }
-        guard let fields = try? StrictJSONObject.strings(request.body) else { return Self.error(400, "malformed-json") }
-        guard let rawDevice = fields["device_id"] else { return Self.error(400, "missing-device-id") }
-        guard let deviceID = RelayIdentifiers.deviceID(rawDevice) else { return Self.error(400, "bad-device-id") }
+        guard contentType == "application/json" else { return .answer(Self.error(415, "unsupported-media-type")) }
+        guard let fields = try? StrictJSONObject.strings(request.body) else { return .answer(Self.error(400, "malformed-json")) }
+        guard let rawDevice = fields["device_id"] else { return .answer(Self.error(400, "missing-device-id")) }
+        guard let deviceID = RelayIdentifiers.deviceID(rawDevice) else { return .answer(Self.error(400, "bad-device-id")) }
         let now = clock.now().unixMilliseconds
-        do {
-            return try pool.with { database in
-                let store = FrontDoorStore(database: database, keyring: keyring)
-                switch (route, request.method) {
-                case (.provision, "POST"): return try provision(fields, deviceID: deviceID, store: store, now: now)
-                case (.provision, _): return try deprovision(fields, deviceID: deviceID, store: store, now: now)
-                case (.trigger, _): return try trigger(deviceID: deviceID, store: store, now: now)
-                default: return try status(fields, deviceID: deviceID, store: store, now: now)
-                }
-            }
-        } catch {
-            return Self.error(503, "store-unavailable", headers: [("Retry-After", "5")])
+        if route == .trigger { return .trigger(deviceID: deviceID, now: now) }
+        return .serve(route, method: request.method, fields: fields, deviceID: deviceID, now: now)
+    }
+
+    // MARK: The store
+
+    /// Runs `body` as one write: queued to the writer (answered on its thread after the durable commit) or, on
+    /// PostgreSQL, at once on a pool connection.
+    private func write<T>(_ body: @escaping (FrontDoorStore) throws -> T, then: @escaping (Result<T, any Error>) -> Void) {
+        let keyring = keyring
+        if let writer {
+            writer.submit({ database in try body(FrontDoorStore(database: database, keyring: keyring)) }, completion: then)
+        } else {
+            then(Result { try pool.with { database in try body(FrontDoorStore(database: database, keyring: keyring)) } })
         }
     }
 
-    private func provision(_ fields: [String: String], deviceID: String, store: FrontDoorStore, now: Int64) throws -> HTTPServerResponse {
+    /// `write`, waiting for the commit.
+    private func writeNow<T>(_ body: @escaping (FrontDoorStore) throws -> T) throws -> T {
+        let keyring = keyring
+        if let writer { return try writer.perform { database in try body(FrontDoorStore(database: database, keyring: keyring)) } }
+        return try pool.with { database in try body(FrontDoorStore(database: database, keyring: keyring)) }
+    }
+
+    /// A read on a pool connection of its own.
+    private func readNow<T>(_ body: (FrontDoorStore) throws -> T) throws -> T {
+        try pool.with { database in try body(FrontDoorStore(database: database, keyring: keyring)) }
+    }
+
+    private func provision(_ fields: [String: String], deviceID: String, now: Int64) throws -> HTTPServerResponse {
         guard let rawToken = fields["apns_token"], let evidence = fields["transaction_id"] else { return Self.error(400, "missing-field") }
         guard let token = RelayIdentifiers.apnsToken(rawToken) else { return Self.error(400, "bad-apns-token") }
         var environment = APNsEnvironment.production
@@ -83,10 +133,11 @@ struct RelayAPI: Sendable {
             guard let parsed = APNsEnvironment(rawValue: name) else { return Self.error(400, "bad-apns-environment") }
             environment = parsed
         }
-        if let seconds = try store.rateLimit(route: "provision", deviceID: deviceID, limit: Self.provisionLimit, now: now) { return Self.rateLimited(seconds) }
+        let limit = Self.provisionLimit
+        if let seconds = try writeNow({ try $0.rateLimit(route: "provision", deviceID: deviceID, limit: limit, now: now) }) { return Self.rateLimited(seconds) }
         if Self.isLegacyID(evidence) {
             guard now < Entitlement.legacyCutoffMilliseconds else { return Self.error(403, "legacy-transaction-retired") }
-            switch try store.refreshLegacy(deviceID: deviceID, token: token, transactionID: evidence, now: now) {
+            switch try writeNow({ try $0.refreshLegacy(deviceID: deviceID, token: token, transactionID: evidence, now: now) }) {
             case .refreshed: return Self.provisioned
             case .notRegistered: return Self.error(409, "no-legacy-registration")
             }
@@ -94,48 +145,53 @@ struct RelayAPI: Sendable {
         let verified: SignedTransactionVerifier.Verified
         do { verified = try SignedTransactionVerifier.verify(evidence, configuration: storeKit) } catch { return Self.refusal(error) }
         if let lapse = verified.lapse(now: now) {
-            try store.recordLapse(deviceID: deviceID, verified: verified, revokedAt: verified.revokedAt)
+            try writeNow { try $0.recordLapse(deviceID: deviceID, verified: verified, revokedAt: verified.revokedAt) }
             return Self.refusal(lapse)
         }
-        switch try store.provision(deviceID: deviceID, token: token, environment: environment, verified: verified, now: now) {
+        switch try writeNow({ try $0.provision(deviceID: deviceID, token: token, environment: environment, verified: verified, now: now) }) {
         case .provisioned: return Self.provisioned
         case .stale: return Self.error(409, "stale-transaction")
         case .conflicting: return Self.error(409, "conflicting-subscription")
         }
     }
 
-    private func deprovision(_ fields: [String: String], deviceID: String, store: FrontDoorStore, now: Int64) throws -> HTTPServerResponse {
+    private func deprovision(_ fields: [String: String], deviceID: String, now: Int64) throws -> HTTPServerResponse {
         guard let rawToken = fields["apns_token"] else { return Self.error(400, "missing-field") }
         guard let token = RelayIdentifiers.apnsToken(rawToken) else { return Self.error(400, "bad-apns-token") }
-        if let seconds = try store.rateLimit(route: "provision", deviceID: deviceID, limit: Self.provisionLimit, now: now) { return Self.rateLimited(seconds) }
-        _ = try store.registry.unregister(deviceID: deviceID, token: token)
+        let limit = Self.provisionLimit
+        if let seconds = try writeNow({ try $0.rateLimit(route: "provision", deviceID: deviceID, limit: limit, now: now) }) { return Self.rateLimited(seconds) }
+        _ = try writeNow { try $0.registry.unregister(deviceID: deviceID, token: token) }
         return .json(200, "{\"status\":\"deprovisioned\"}")
     }
 
-    private func trigger(deviceID: String, store: FrontDoorStore, now: Int64) throws -> HTTPServerResponse {
-        switch try store.trigger(deviceID: deviceID, limit: Self.triggerLimit, now: now) {
-        case .rateLimited(let seconds): return Self.rateLimited(seconds)
+    /// The answer to a trigger whose store effect ended with `result` (calling `pushDue` for an accepted one).
+    private static func triggerAnswer(_ result: Result<FrontDoorStore.TriggerOutcome, any Error>, now: Int64, trailingPush: Bool,
+                                      pushDue: (Int64) -> Void) -> HTTPServerResponse {
+        guard case .success(let outcome) = result else { return storeUnavailable }
+        switch outcome {
+        case .rateLimited(let seconds): return rateLimited(seconds)
         case .accepted(let tokens, let due):
             if due <= now || trailingPush { pushDue(due) }
             return .json(202, JSON.object([("status", .string("accepted")), ("devices_notified", .int(Int64(tokens)))]).rendered())
-        case .notProvisioned: return Self.error(403, "no-active-subscription")
-        case .expired: return Self.error(402, "subscription-expired")
-        case .revoked: return Self.error(403, "subscription-revoked")
+        case .notProvisioned: return error(403, "no-active-subscription")
+        case .expired: return error(402, "subscription-expired")
+        case .revoked: return error(403, "subscription-revoked")
         }
     }
 
-    private func status(_ fields: [String: String], deviceID: String, store: FrontDoorStore, now: Int64) throws -> HTTPServerResponse {
+    private func status(_ fields: [String: String], deviceID: String, now: Int64) throws -> HTTPServerResponse {
         guard let evidence = fields["signed_transaction"] else { return Self.error(400, "missing-field") }
-        if let seconds = try store.rateLimit(route: "status", deviceID: deviceID, limit: Self.statusLimit, now: now) { return Self.rateLimited(seconds) }
+        let limit = Self.statusLimit
+        if let seconds = try writeNow({ try $0.rateLimit(route: "status", deviceID: deviceID, limit: limit, now: now) }) { return Self.rateLimited(seconds) }
         if Self.isLegacyID(evidence) { return Self.error(403, "no-verified-subscription") }
         let verified: SignedTransactionVerifier.Verified
         do { verified = try SignedTransactionVerifier.verify(evidence, configuration: storeKit) } catch { return Self.refusal(error) }
         if let lapse = verified.lapse(now: now) {
             // Verified evidence closes the gate whichever route it reaches (newer than the stored record only).
-            try store.recordLapse(deviceID: deviceID, verified: verified, revokedAt: verified.revokedAt)
+            try writeNow { try $0.recordLapse(deviceID: deviceID, verified: verified, revokedAt: verified.revokedAt) }
             return Self.refusal(lapse)
         }
-        switch try store.status(deviceID: deviceID, verified: verified, now: now) {
+        switch try readNow({ try $0.status(deviceID: deviceID, verified: verified, now: now) }) {
         case .noMatchingSubscription: return Self.error(403, "no-verified-subscription")
         case .observed(let at):
             var members: [(String, JSON)] = [("v1_trigger_observed", .bool(at != nil))]
@@ -148,6 +204,8 @@ struct RelayAPI: Sendable {
     // MARK: Answers
 
     static let provisioned = HTTPServerResponse.json(200, "{\"status\":\"provisioned\"}")
+    /// The store failed (transient; nothing of the request was recorded).
+    static let storeUnavailable = error(503, "store-unavailable", headers: [("Retry-After", "5")])
 
     static func error(_ status: Int, _ word: String, headers: [(name: String, value: String)] = []) -> HTTPServerResponse {
         .json(status, "{\"error\":\"\(word)\"}", headers: headers)

@@ -2,6 +2,7 @@ import CShims
 import Foundation
 import HTTPServer
 import Runner
+import Store
 
 /// `job serve-relay`: the relay's HTTP API (`RelayAPI`) on libmicrohttpd, behind nginx.
 ///
@@ -21,14 +22,17 @@ struct ServeRelayCommand: Command {
         .value("--max-connections", "N", "open connections in all (default 1024)"),
         .value("--idle-timeout", "SECONDS", "close a connection that sends nothing for this long (default 15)"),
         .value("--request-timeout", "SECONDS", "cut a request whose body is not complete this long after its headers (default 15)"),
+        .value("--max-batch", "N", "SQLite: requests whose writes share one durable commit, at most (default 256; 1 commits each alone)"),
         .flag("--no-push", "do not start send-wakeups passes when a push becomes due (the timer still runs them)"),
     ]
     let discussion = """
         Endpoints under /api/v1 (docs/protocols/relay-api.md): POST /provision, DELETE /provision, POST /trigger,
         POST /status, GET /health. Every request's state is in the store, so several serve-relay processes can
-        serve one store. When a trigger makes a push due, a send-wakeups pass is started at once (its lease keeps
-        it single). Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed and a
-        request body must be complete 15 s after its headers. Environment: STOREKIT_BUNDLE_ID,
+        serve one store. On SQLite the writes of many requests share one durable commit, and each request is
+        answered once the commit holding its write returned (--max-batch caps how many; docs/group-commit.md).
+        When a trigger makes a push due, a send-wakeups pass is started at once (its lease keeps it single).
+        Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed and a request
+        body must be complete 15 s after its headers. Environment: STOREKIT_BUNDLE_ID,
         STOREKIT_PRODUCT_IDS, STOREKIT_ENVIRONMENTS (default Production), STOREKIT_ROOT_CA_FILE (tests and
         staging only), and the APNS_* and RELAY_TRAILING_PUSH settings send-wakeups uses.
         """
@@ -41,6 +45,8 @@ struct ServeRelayCommand: Command {
         if let connections = context.arguments.value("--max-connections") { limits.maxConnections = try positive(connections, "--max-connections") }
         if let idle = context.arguments.value("--idle-timeout") { limits.idleTimeoutSeconds = try positive(idle, "--idle-timeout") }
         if let request = context.arguments.value("--request-timeout") { limits.requestTimeoutSeconds = try positive(request, "--request-timeout") }
+        var maxBatch = 256
+        if let batch = context.arguments.value("--max-batch") { maxBatch = try positive(batch, "--max-batch") }
         let keyring = try context.keyring()
         if storeKit.rootReplaced { context.logger.warn("storekit.root_replaced", ["source": "STOREKIT_ROOT_CA_FILE"]) }
 
@@ -65,7 +71,10 @@ struct ServeRelayCommand: Command {
         let kicker = WakeupKicker(clock: context.clock, launch: Self.passLauncher(context))
         let push = !context.arguments.flag("--no-push")
         if push { kicker.start() }
-        var configured = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: context.storePath), keyring: keyring,
+        // SQLite: one writer commits the writes of many requests at once (docs/group-commit.md).
+        let storePath = context.storePath
+        let writer = Database.engine(forLocation: storePath) == .sqlite ? GroupCommitWriter(path: storePath, maxBatch: maxBatch) : nil
+        var configured = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: storePath), writer: writer, keyring: keyring,
                                   pushDue: { due in if push { kicker.request(dueAt: due) } })
         configured.trailingPush = trailingPush
         let api = configured
@@ -83,18 +92,21 @@ struct ServeRelayCommand: Command {
         let identity = StoreFileIdentity.current(path: context.storePath)
         let storeGone = StoreGoneFlag()
         do {
-            server = try HTTPServer(socket: socket, limits: limits, handler: { request in
+            server = try HTTPServer(socket: socket, limits: limits, deferredHandler: { request, respond in
                 if let identity, storeGone.isSet || !identity.isStillAtPath() {
                     storeGone.set()
-                    return RelayAPI.error(503, "store-replaced", headers: [("Retry-After", "30")])
+                    respond(RelayAPI.error(503, "store-replaced", headers: [("Retry-After", "30")]))
+                    return
                 }
-                let response = api.handle(request)
-                if let identity, (200..<300).contains(response.status), !identity.isStillAtPath() {
-                    storeGone.set()
-                    return RelayAPI.error(503, "store-replaced", headers: [("Retry-After", "30")])
+                api.handle(request) { response in
+                    if let identity, (200..<300).contains(response.status), !identity.isStillAtPath() {
+                        storeGone.set()
+                        respond(RelayAPI.error(503, "store-replaced", headers: [("Retry-After", "30")]))
+                        return
+                    }
+                    tally.record(response.status)
+                    respond(response)
                 }
-                tally.record(response.status)
-                return response
             })
         } catch {
             throw JobError.unavailable("http-server", "the HTTP server could not start on the socket")
@@ -112,14 +124,17 @@ struct ServeRelayCommand: Command {
             if ticks % 10 == 0, let identity, !identity.isStillAtPath() { storeGone.set() }
         }
         server.stop()
+        writer?.stop()
         kicker.stop()
         if storeGone.isSet {
             context.logger.error("relay-api.store_replaced")
             throw StoreFileIdentity.replaced
         }
         let answered = tally.summary
+        let written = writer?.statistics ?? GroupCommitWriter.Statistics()
         context.logger.info("relay-api.stopped", ["answered_ok": .int(answered.ok), "refused": .int(answered.refused),
-                                                  "rate_limited": .int(answered.rateLimited), "failed": .int(answered.failed)])
+                                                  "rate_limited": .int(answered.rateLimited), "failed": .int(answered.failed),
+                                                  "writes": .int(written.requests), "commits": .int(written.commits)])
     }
 
     /// Runs one `send-wakeups` pass of this same executable over the same store, clock and environment, and waits for it.

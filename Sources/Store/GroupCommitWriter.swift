@@ -1,0 +1,226 @@
+import Foundation
+
+/// One writer for an SQLite store that commits many requests' writes together (group commit).
+///
+/// Under `synchronous = FULL` every commit waits for the disk to flush the write-ahead log, so a server that
+/// commits each request alone runs at the disk's flushes per second, whatever its CPU could do. Requests here
+/// are queued to one thread that owns one connection: it opens a transaction, runs every queued request in a
+/// savepoint of its own, keeps taking requests that arrive meanwhile until the queue is empty, `maxBatch`
+/// requests ran, or `maxBatchDuration` passed, and then commits once. Only after that commit returned (the batch
+/// is durable) is any request of the batch answered, so an acknowledged write is never lost to a crash.
+///
+/// Failures stay with their request: a request whose body throws is rolled back to its savepoint and answered
+/// with its error while the others of the batch go on. When the batch as a whole fails (`BEGIN` or `COMMIT`
+/// fails, or an error such as a full disk rolled back the whole transaction), every request of it is run again
+/// alone, each in its own transaction, and answered with its own outcome. The bodies must therefore keep their
+/// effects inside the store (anything else belongs in the completion, which runs once, after the commit).
+///
+/// Reads do not belong here: they run on connections of their own. SQLite only; PostgreSQL stores keep one
+/// transaction per request. See docs/group-commit.md.
+public final class GroupCommitWriter: @unchecked Sendable {
+    // @unchecked: `queue`, `stopped` and the counters are touched only under `condition`; `database` only by the
+    // writer thread.
+
+    /// What the writer did so far.
+    public struct Statistics: Sendable, Equatable {
+        /// Requests answered.
+        public var requests = 0
+        /// Durable commits made (batches, and the requests of failed batches run again alone).
+        public var commits = 0
+        /// Batches whose whole transaction failed, so their requests were run again alone.
+        public var failedBatches = 0
+
+        public init(requests: Int = 0, commits: Int = 0, failedBatches: Int = 0) {
+            self.requests = requests
+            self.commits = commits
+            self.failedBatches = failedBatches
+        }
+    }
+
+    /// One queued request: runs its body (on the writer's connection) and hands back how to answer it.
+    private struct Job {
+        let attempt: (Database) -> () -> Void
+        let fail: (any Error) -> Void
+    }
+
+    /// The result a blocked `perform` caller waits for (set once, by the writer thread, before the semaphore is signalled).
+    private final class ResultBox<T>: @unchecked Sendable {
+        var result: Result<T, any Error>?
+    }
+
+    /// A request to a writer that was stopped.
+    public struct Stopped: Error, Sendable {}
+
+    public let maxBatch: Int
+    public let maxBatchDuration: TimeInterval
+    private let open: () throws -> Database
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var stopped = false
+    private var finished = false
+    private var counters = Statistics()
+    private var database: Database?
+    private var thread: Thread?
+
+    /// A writer over the connection `open` makes (opened on first use, and again after a failure to open).
+    public init(maxBatch: Int = 256, maxBatchDuration: TimeInterval = 0.002, open: @escaping () throws -> Database) {
+        self.maxBatch = max(1, maxBatch)
+        self.maxBatchDuration = maxBatchDuration
+        self.open = open
+        let thread = Thread { [unowned self] in self.loop() }
+        thread.name = "store-writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// A writer over the SQLite file at `path`.
+    public convenience init(path: String, maxBatch: Int = 256, maxBatchDuration: TimeInterval = 0.002) {
+        self.init(maxBatch: maxBatch, maxBatchDuration: maxBatchDuration, open: { try Database(path: path) })
+    }
+
+    deinit { stop() }
+
+    /// Queues `body` (its `write { }` calls become savepoints of the batch) and calls `completion` on the writer's
+    /// thread once the batch holding it is durable, or with the error that failed it. A stopped writer answers
+    /// `Stopped` at once.
+    public func submit<T>(_ body: @escaping (Database) throws -> T, completion: @escaping (Result<T, any Error>) -> Void) {
+        let job = Job(attempt: { database in
+            let result = Result { try body(database) }
+            return { completion(result) }
+        }, fail: { completion(.failure($0)) })
+        condition.lock()
+        guard !stopped else {
+            condition.unlock()
+            completion(.failure(Stopped()))
+            return
+        }
+        queue.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Runs `body` in the next batch and returns its result once that batch is durable (blocking the caller).
+    public func perform<T>(_ body: @escaping (Database) throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let box = ResultBox<T>()
+        submit(body) { result in
+            box.result = result
+            done.signal()
+        }
+        done.wait()
+        return try box.result!.get()
+    }
+
+    /// Counts so far.
+    public var statistics: Statistics { condition.withLock { counters } }
+
+    /// Refuses new requests, answers the queued ones, and ends the writer thread.
+    public func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    // MARK: The writer thread
+
+    private func loop() {
+        while let first = take(waiting: true, limit: maxBatch) {
+            run(batchStartingWith: first)
+        }
+        database = nil
+        condition.withLock {
+            finished = true
+            condition.broadcast()
+        }
+    }
+
+    /// Up to `limit` queued jobs; with `waiting`, blocks for the first one (nil once stopped and empty).
+    private func take(waiting: Bool, limit: Int = 1) -> [Job]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while waiting && queue.isEmpty && !stopped { condition.wait() }
+        if queue.isEmpty { return waiting ? nil : [] }
+        let count = min(limit, queue.count)
+        let jobs = Array(queue.prefix(count))
+        queue.removeFirst(count)
+        return jobs
+    }
+
+    private func run(batchStartingWith first: [Job]) {
+        var jobs = first
+        let database: Database
+        do {
+            database = try connection()
+            try database.beginBatch()
+        } catch {
+            finishAlone(jobs)
+            return
+        }
+        let started = Date()
+        var answers: [() -> Void] = []
+        var index = 0
+        var lost = false
+        while index < jobs.count {
+            answers.append(jobs[index].attempt(database))
+            index += 1
+            if !database.sqliteTransactionIsOpen {
+                lost = true
+                break
+            }
+            if index == jobs.count && jobs.count < maxBatch && Date().timeIntervalSince(started) < maxBatchDuration {
+                jobs += take(waiting: false, limit: maxBatch - jobs.count) ?? []
+            }
+        }
+        if lost {
+            database.abandonBatch()
+            condition.withLock { counters.failedBatches += 1 }
+            finishAlone(jobs)
+            return
+        }
+        do {
+            try database.commitBatch()
+        } catch {
+            database.abandonBatch()
+            condition.withLock { counters.failedBatches += 1 }
+            finishAlone(jobs)
+            return
+        }
+        condition.withLock {
+            counters.commits += 1
+            counters.requests += jobs.count
+        }
+        for answer in answers { answer() }
+    }
+
+    /// Runs each job alone, each `write { }` its own transaction, and answers it with its own outcome.
+    private func finishAlone(_ jobs: [Job]) {
+        for job in jobs {
+            let answer: () -> Void
+            do {
+                let database = try connection()
+                let before = database.commits
+                answer = job.attempt(database)
+                let made = database.commits - before
+                condition.withLock { counters.commits += made }
+            } catch {
+                self.database = nil
+                let failure = error
+                answer = { job.fail(failure) }
+            }
+            condition.withLock { counters.requests += 1 }
+            answer()
+        }
+    }
+
+    private func connection() throws -> Database {
+        if let database, !database.isBroken { return database }
+        database = nil
+        let opened = try open()
+        guard opened.engine == .sqlite else { throw StoreError.misuse("group commit is for SQLite stores") }
+        database = opened
+        return opened
+    }
+}
+
