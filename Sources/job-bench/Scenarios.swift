@@ -3,6 +3,7 @@
 let scenarios: [String: @Sendable (ArraySlice<String>) throws -> Void] = [
     "crypto": CryptoBench.run,
     "fuzz-media": FuzzMediaBench.run,
+    "mesh-crowd": MeshCrowdBench.run,
     "mint-pool": MintPoolBench.run,
     "startup": StartupBench.run,
     "send-wakeups": SendWakeupsBench.run,

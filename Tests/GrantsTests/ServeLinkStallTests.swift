@@ -107,8 +107,14 @@ import TestSupport
             admitted = try HalfOpenPeer(from: "127.0.0.4", to: alice.port, expecting: alice.endpoint).answered(within: 0.5)
         }
         #expect(admitted, "a freed slot is taken by the next connection")
+        Thread.sleep(forTimeInterval: 4)   // every admitted half-open handshake reaches its 3 s deadline
         let log = try alice.stopServer()
         #expect(log.contains("stage=handshake category=timeout"))
+        // Aggregated: the first timeout at once, the rest in one line when serving ends, never a line each.
+        let lines = log.split(separator: "\n").filter { $0.contains("stage=handshake category=timeout") }
+        #expect(lines.count <= 2, "\(lines.count) lines")
+        let counted = lines.compactMap { $0.split(separator: " ").first { $0.hasPrefix("count=") }.flatMap { Int($0.dropFirst(6)) } }.reduce(0, +)
+        #expect(counted >= 3, "every timed-out handshake is counted: \(counted)")
     }
 
     @Test func aHandshakeKeptBusyWithRepeatedPacketsIsStillCutAtTheHandshakeDeadline() throws {

@@ -114,10 +114,10 @@ import TestSupport
         try lab.job("c", ["mesh", "announce"])
         try lab.exchange("a", "b")
         try lab.exchange("c", "b")
-        // What a pass killed while processing a's announce alone leaves behind (marked twice), and c's announce that
-        // shared the killed batch (marked once).
+        // What two passes killed while processing a's announce alone leave behind (its batch's mark and two marks
+        // alone), and c's announce that shared the killed batch (marked once).
         let db = try lab.database("b")
-        _ = try db.execute("UPDATE mesh_inbox SET attempts = 2 WHERE id = (SELECT min(id) FROM mesh_inbox)", [])
+        _ = try db.execute("UPDATE mesh_inbox SET attempts = ? WHERE id = (SELECT min(id) FROM mesh_inbox)", [1 + 2 * InboxQuarantine.aloneMark])
         _ = try db.execute("UPDATE mesh_inbox SET attempts = 1 WHERE id = (SELECT max(id) FROM mesh_inbox)", [])
         let counts = try lab.pass("b", "media-inbox")
         #expect(counts["quarantined"] == 1 && counts["announce_verified"] == 1)

@@ -23,6 +23,9 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     private var refused = 0
     private var refusedSinceLog = 0
     private var lastRefusalLog = Date.distantPast
+    /// Failed or timed-out handshakes not yet logged, and when each category was last logged.
+    private var handshakeFailuresSinceLog: [LinkFailure: Int] = [:]
+    private var lastHandshakeFailureLog: [LinkFailure: Date] = [:]
 
     /// What one run did: connections served (handshake completed), and first packets dropped at the caps.
     struct Tally {
@@ -51,8 +54,13 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
         // endpoint drops the half-open ones (which hold no thread).
         while count(\.serving) > 0 { usleep(20_000) }
         endpoint.stop()
-        lock.lock(); defer { lock.unlock() }
-        return Tally(admitted: admitted, refused: refused)
+        lock.lock()
+        let unlogged = handshakeFailuresSinceLog.filter { $0.value > 0 }
+        handshakeFailuresSinceLog = [:]
+        let tally = Tally(admitted: admitted, refused: refused)
+        lock.unlock()
+        for (failure, count) in unlogged.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { logHandshakeFailures(failure, count: count) }
+        return tally
     }
 
     private func count(_ key: KeyPath<LinkListener, Int>) -> Int {
@@ -79,9 +87,25 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
         return false
     }
 
+    /// Failed and timed-out handshakes are logged as admission refusals are: the first of each category at once, then
+    /// at most one line a minute per category with the count since the last line (and what is left when serving ends),
+    /// however fast a half-open flood fails.
     func abandoned(_ address: QUICAddress, because error: QUICError?) {
         slots.release(LinkSource(address.storage))
-        if let error { LinkServer.log(LinkFailure(error, handshake: true), stage: "handshake", logger: context.logger) }
+        guard let error else { return }
+        let failure = LinkFailure(error, handshake: true)
+        if failure == .stopped { return }
+        lock.lock()
+        handshakeFailuresSinceLog[failure, default: 0] += 1
+        let log = Date().timeIntervalSince(lastHandshakeFailureLog[failure] ?? .distantPast) >= 60
+        let count = handshakeFailuresSinceLog[failure] ?? 0
+        if log { lastHandshakeFailureLog[failure] = Date(); handshakeFailuresSinceLog[failure] = 0 }
+        lock.unlock()
+        if log { logHandshakeFailures(failure, count: count) }
+    }
+
+    private func logHandshakeFailures(_ failure: LinkFailure, count: Int) {
+        context.logger.warn("link-closed", ["stage": "handshake", "category": .of(failure), "count": .int(count)])
     }
 
     func accepted(_ connection: QUICConnection) {

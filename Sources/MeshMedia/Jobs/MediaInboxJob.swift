@@ -34,6 +34,9 @@ struct MediaInboxJob: Job {
         let processor = InboxProcessor(node: node, media: MediaInbox(database: db, keyring: node.keyring,
                                                                      folder: MediaInbox.folder(forStore: context.storePath)))
         let quarantine = InboxQuarantine(database: db, now: node.now)
+        // What a pass killed while writing a file left (only on file systems without O_TMPFILE).
+        let leftovers = DurableFile.removeLeftovers(in: MediaInbox.folder(forStore: context.storePath))
+        if leftovers > 0 { counts["temporary_files_removed"] = leftovers }
         let (expired, upkeep) = try db.write { db -> (Int, Counts) in
             let upkeep = try MeshUpkeep(database: db, keyring: node.keyring, now: node.now).run()
             _ = try db.execute("DELETE FROM mesh_seen WHERE seen_at < ?", [node.now - Self.seenRetentionMilliseconds])

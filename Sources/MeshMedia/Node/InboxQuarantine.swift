@@ -6,10 +6,12 @@ import Store
 ///
 /// - A frame whose processing throws because of the frame (a decoding, cryptographic or constraint failure) is
 ///   quarantined as `failed` in its own transaction; the frames behind it are processed.
-/// - A frame that a pass started alone and never finished — the process died on it: a crash, an out-of-memory kill,
-///   a stop timeout — has `attempts` ≥ 2 when the next pass reaches it, and is quarantined unprocessed as
-///   `interrupted`. A batch counts as one attempt for each of its frames, so a frame that merely shared a batch
-///   with a poison frame is still processed (alone) on the next pass.
+/// - A frame that passes started alone and never finished twice — the process died on it each time: a crash, an
+///   out-of-memory kill — is quarantined unprocessed as `interrupted` when the next pass reaches it. A pass that
+///   died once on a frame alone (a kill that happened to land there, a restart killed again at once) proves nothing
+///   about the frame: it is processed again. `attempts` holds 1 for a batch the frame shared (a batch is tried once)
+///   plus 2 for each time it was started alone, so a frame that merely shared a batch with a poison frame, or whose
+///   pass was killed once, is still processed on the next pass.
 /// - Failures of the store or the environment (busy, disk full, I/O, a media folder that cannot be written) are not
 ///   the frame's fault: its mark is undone and the error fails the pass (exit 75 or 73), so the frame is retried.
 ///
@@ -19,8 +21,10 @@ struct InboxQuarantine {
     let now: Int64
 
     static let retentionMilliseconds: Int64 = 86_400_000
-    /// Attempts after which a frame is not processed again.
+    /// Passes that died on a frame alone after which it is not processed again.
     static let maxAttempts = 2
+    /// What one attempt alone adds to `attempts` (a batch adds 1).
+    static let aloneMark = 2
 
     enum Reason: String { case failed, interrupted }
 
@@ -66,18 +70,18 @@ struct InboxQuarantine {
     /// Runs `body` (one transaction over `frame` alone). Nil when the frame was quarantined: unprocessed because
     /// a pass already died on it alone, or because `body` failed because of it.
     func attemptAlone<T>(_ frame: Frame, _ body: () throws -> T) throws -> T? {
-        guard frame.attempts < Self.maxAttempts else {
+        guard frame.attempts / Self.aloneMark < Self.maxAttempts else {
             try move(frame, reason: .interrupted)
             return nil
         }
-        try mark([frame.id], by: 1)
+        try mark([frame.id], by: Self.aloneMark)
         do {
             return try body()
         } catch where Self.isCausedByFrame(error) {
             try move(frame, reason: .failed)
             return nil
         } catch {
-            try? mark([frame.id], by: -1)
+            try? mark([frame.id], by: -Self.aloneMark)
             throw error
         }
     }

@@ -23,7 +23,8 @@ struct MediaInbox {
     }
 
     /// Records and writes the file; false when this media id was delivered before. Runs inside the caller's
-    /// transaction: if writing the file fails the row rolls back with it.
+    /// transaction: the content is on disk (written, fsynced, linked, folder fsynced) before the row can commit,
+    /// and if writing the file fails the row rolls back with it.
     func deliver(_ file: FilePacket, from senderID: [UInt8], form: Form, now: Int64) throws -> Bool {
         let mediaID = try Self.mediaID(senderID: senderID, file: file)
         let meta = try keyring.seal(ReceivedFileMeta(senderID: senderID, file: file).serialized(), purpose: ReceivedFileMeta.purpose(mediaID: mediaID))
@@ -35,19 +36,15 @@ struct MediaInbox {
         return true
     }
 
+    /// Writes the content durably (`DurableFile`) inside the caller's transaction, so the file is on disk before
+    /// the row naming it commits.
     private func write(_ content: [UInt8], name: String) throws {
         let manager = FileManager.default
         do {
             if !manager.fileExists(atPath: folder) {
                 try manager.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
-            let temporary = folder + "/." + name + ".partial"
-            guard manager.createFile(atPath: temporary, contents: Data(content), attributes: [.posixPermissions: 0o600]) else {
-                throw CocoaError(.fileWriteUnknown)
-            }
-            let final = folder + "/" + name
-            if manager.fileExists(atPath: final) { try manager.removeItem(atPath: final) }
-            try manager.moveItem(atPath: temporary, toPath: final)
+            try DurableFile.write(content, folder: folder, name: name)
         } catch {
             throw JobError.transient("media-write", "cannot write a delivered file to the media folder beside the store; check its permissions and free space")
         }

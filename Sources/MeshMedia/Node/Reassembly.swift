@@ -106,6 +106,9 @@ struct Reassembly {
         let victim: [UInt8]?
         if let own = held[sender], own >= fairShare {
             victim = try database.scalar("SELECT set_key FROM mesh_fragment_sets WHERE sender = ? ORDER BY first_at, rowid LIMIT 1", [sender])
+        } else if held.values.max() == 1 {
+            // Every sender holds one set: the oldest set.
+            victim = try database.scalar("SELECT set_key FROM mesh_fragment_sets ORDER BY first_at, rowid LIMIT 1")
         } else {
             // The oldest set among the senders holding the most.
             victim = try database.scalar("""
