@@ -1,6 +1,6 @@
 import Store
 
-/// The homeserver helper's tables: the one-row state `retrigger-stale` keeps between passes.
+/// The homeserver helper's tables: the one-row state `retrigger-stale` and `watch-syncthing` share.
 ///
 /// The table keeps the name it had while the helper was part of the relay module, whose first migration
 /// (`relay-001-registrations`, append-only like every shipped migration) still creates it; hence `IF NOT EXISTS`,
@@ -17,6 +17,12 @@ enum HomeserverMigrations {
                 backoff_until_at INTEGER,
                 transient_failures INTEGER NOT NULL DEFAULT 0
             ) STRICT;
+            """),
+        // The change watcher's presence beside the sweep's state: since when it holds a wake-up back (debounce or a
+        // relay back-off) and when it last said it is alive; `retrigger-stale` skips while both say so.
+        Migration("homeserver-002-watcher-presence", sql: """
+            ALTER TABLE relay_helper_state ADD COLUMN watcher_pending_since INTEGER;
+            ALTER TABLE relay_helper_state ADD COLUMN watcher_seen_at INTEGER;
             """),
     ]
 }

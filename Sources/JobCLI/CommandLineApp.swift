@@ -19,6 +19,7 @@ public struct CommandLineApp {
         ("version", "the version, commit and library versions (also --version)", ""),
         ("completions", "print a shell completion script generated from the command table", "bash|zsh|fish"),
         ("manpage", "print the man page (roff; view with man -l)", ""),
+        ("reference", "print the command reference (Markdown, docs/reference/commands.md)", ""),
     ]
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
@@ -74,6 +75,10 @@ public struct CommandLineApp {
             case "manpage":
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "manpage")
                 output.write(Completions(catalog: catalog).manpage())
+                return .success
+            case "reference":
+                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "reference")
+                output.write(CommandReference(catalog: catalog).markdown())
                 return .success
             case "version":
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "version")

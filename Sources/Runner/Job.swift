@@ -14,6 +14,8 @@ public protocol Job: Sendable {
     var options: [OptionSpec] { get }
     /// Environment variables the job reads, for help and the env example (`NAME`, what it is).
     var environmentKeys: [(name: String, help: String)] { get }
+    /// Keys of the stored settings the job reads, for help and the reference (`prefetch.after-id`).
+    var settingKeys: [String] { get }
     /// How long the lease lasts without renewal; a crashed pass blocks the next for at most this long.
     var leaseSeconds: Int { get }
     /// systemd credentials the unit loads besides `store-key` (`apns-key` → `LoadCredential=apns-key:/etc/background-jobs/apns-key`),
@@ -36,6 +38,7 @@ public protocol Job: Sendable {
 extension Job {
     public var options: [OptionSpec] { [] }
     public var environmentKeys: [(name: String, help: String)] { [] }
+    public var settingKeys: [String] { [] }
     public var leaseSeconds: Int { 600 }
     public var credentials: [String] { [] }
     public var runsOnPostgreSQL: Bool { false }
