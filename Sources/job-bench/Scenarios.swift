@@ -11,6 +11,7 @@ let scenarios: [String: @Sendable (ArraySlice<String>) throws -> Void] = [
     "clean-tokens": CleanTokensBench.run,
     "chaos": ChaosBench.run,
     "fuzz": FuzzBench.run,
+    "fuzz-argv": FuzzArgvBench.run,
     "contention": ContentionBench.run,
     "sweep-grants": SweepGrantsBench.run,
     "link": LinkBench.run,

@@ -1,3 +1,4 @@
+import CJobStart
 import Foundation
 import Grants
 import Homeserver
@@ -7,6 +8,9 @@ import Relay
 import Runner
 import TokenPool
 
+// CJobStart's constructor has already made SIGTERM and SIGINT exit 75, before the Swift runtime started; this
+// installs the same handlers again (and says so here) and keeps the C target linked in.
+_ = cjobstart_linked()
 ProcessStart.exitOnTerminationUntilAPassBegins()
 
 // The command table: one line per module. A module lists its own jobs and commands.
