@@ -1,7 +1,7 @@
 /// The store's at-rest protection: seals secrets per column purpose and computes keyed blind indexes.
 ///
 /// From the 32-byte store key, HKDF-SHA256 derives two independent keys with distinct info labels:
-/// an AES-256-GCM sealing key and an HMAC-SHA256 blind-index key (DESIGN §4). The `purpose`
+/// an AES-256-GCM sealing key and an HMAC-SHA256 blind-index key (docs/design.md §4). The `purpose`
 /// (e.g. `"grant-secret"`) is bound into both, so a ciphertext or index copied into another
 /// column does not open or match there.
 public final class StoreKeyring: Sendable {

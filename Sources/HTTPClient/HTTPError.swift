@@ -4,7 +4,7 @@ import CCurl
 ///
 /// HTTP statuses are never errors here: a 404 or a 429 is an `HTTPResponse`.
 ///
-/// Privacy (DESIGN §5): no case carries, and `description` never prints, any part of the
+/// Privacy (docs/design.md §5): no case carries, and `description` never prints, any part of the
 /// request — no URL (not even the host), query string, header, body or token. It prints the
 /// failure kind, libcurl's code and libcurl's fixed text for that code (`curl_easy_strerror`,
 /// which never contains request data). libcurl's per-transfer error buffer, which can name the

@@ -14,7 +14,7 @@ public struct HTTPRequest: Sendable {
 }
 
 /// Printing a request shows its shape only: the URL, header values and body may carry tokens and
-/// identifiers (DESIGN §5), so they never appear in descriptions, debug output or `dump`.
+/// identifiers (docs/design.md §5), so they never appear in descriptions, debug output or `dump`.
 extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
         let body = self.body.map { "\($0.count)-byte body" } ?? "no body"

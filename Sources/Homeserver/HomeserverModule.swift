@@ -1,6 +1,6 @@
 import Runner
 
-/// The homeserver helper (the seed's `vaultsync-notify`): it runs beside Syncthing and wakes the relay when a
+/// The homeserver helper (what the public `vaultsync-notify` helper does; docs/roles/homeserver.md): it runs beside Syncthing and wakes the relay when a
 /// remote device has something to fetch.
 ///
 /// `WatchSyncthingCommand` (`watch-syncthing`, `ChangeWatcher` over `EventStream`) is the change-driven path, and

@@ -2,7 +2,7 @@ import Foundation
 import HTTPClient
 import Runner
 
-/// What the relay's answer to `POST /api/v1/trigger` means, exactly as the seed's table says.
+/// What the relay's answer to `POST /api/v1/trigger` means, exactly as docs/protocols/relay-api.md ("How a client reads a trigger answer") says.
 public enum RelayAnswer: Equatable, Sendable {
     /// 202: accepted.
     case sent

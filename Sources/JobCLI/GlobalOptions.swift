@@ -1,7 +1,7 @@
 import Runner
 import Store
 
-/// The options every command accepts (DESIGN §3), taken from anywhere on the command line before `--`,
+/// The options every command accepts (docs/design.md §3), taken from anywhere on the command line before `--`,
 /// with their environment fallbacks (`JOB_STORE`, `JOB_NOW`, `JOB_METRICS_DIR`, `JOB_LOG_FORMAT`, `JOB_LOG_LEVEL`).
 struct GlobalOptions {
     var store: String?

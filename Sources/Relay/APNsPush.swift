@@ -5,7 +5,7 @@ import HTTPClient
 enum APNsPush {
     /// `{"aps":{"content-available":1}}`: no alert, no sound, no badge — a wake-up only.
     static let body = Array(#"{"aps":{"content-available":1}}"#.utf8)
-    /// Apple may store and retry delivery for an hour (the seed's `apns-expiration`).
+    /// Apple may store and retry delivery for an hour (`apns-expiration`, docs/protocols/relay-api.md).
     static let expirationSeconds: Int64 = 3600
 
     /// `POST /3/device/<token>` with the background-push headers.

@@ -3,7 +3,7 @@ import Runner
 
 /// Parses and normalizes the two identifiers the relay receives: Syncthing Device IDs and APNs tokens.
 ///
-/// Errors never echo the value (DESIGN §5): they say which option was malformed, not what it held.
+/// Errors never echo the value (docs/design.md §5): they say which option was malformed, not what it held.
 public enum RelayIdentifiers {
     /// A Syncthing Device ID in its canonical upper-case, dashed form, or nil (the format both ends of the relay
     /// API share, `SyncthingDeviceID`).

@@ -7,7 +7,7 @@ import Store
 /// for a Device ID was last observed.
 ///
 /// Device IDs are stored only as a keyed blind index; tokens are sealed (AES-256-GCM) and found by
-/// blind index (DESIGN §4). One Device ID may hold several tokens (iPhone and iPad).
+/// blind index (docs/design.md §4). One Device ID may hold several tokens (iPhone and iPad).
 struct Registry {
     static let devicePurpose = "relay.device-id"
     static let tokenPurpose = "relay.apns-token"

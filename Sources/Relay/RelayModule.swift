@@ -1,6 +1,6 @@
 import Runner
 
-/// Seed 001 (cloud relay), the relay server's side: silent-push delivery and invalid-token cleanup, with the admin
+/// The cloud relay's server side (docs/protocols/relay-api.md): silent-push delivery and invalid-token cleanup, with the admin
 /// commands that feed them.
 ///
 /// `SendWakeupsJob` and `CleanTokensJob` run over `Registry` and `APNsClient`. The relay's HTTP front door

@@ -39,7 +39,7 @@ struct SendWakeupsJob: Job {
     static let maxDevicesPerPass = 50_000
     /// Streams in flight on the connection (APNs allows up to 1,000).
     static let maxConcurrentStreams = 500
-    /// Rows updated per write transaction (DESIGN §4).
+    /// Rows updated per write transaction (docs/design.md §4).
     static let batchSize = 1000
 
     /// One token to push.

@@ -11,7 +11,7 @@ import Store
 /// passes and `serve-relay` wrote since. Moving those back would undo their order — an answer stamped after a newer
 /// trigger, a trigger no newer than its push — and lose the trigger.
 enum StoredClock {
-    /// Rows changed per write transaction (DESIGN §4).
+    /// Rows changed per write transaction (docs/design.md §4).
     static let batchSize = 1000
     /// How far ahead of a pass's clock another writer's times may be before they count as in the future.
     static let toleranceMilliseconds: Int64 = 60_000

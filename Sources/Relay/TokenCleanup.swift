@@ -9,7 +9,7 @@ import Store
 /// earlier than the registration time — the 410 is delayed by design and a token provisioned again since is
 /// live; for the others, the result must have been recorded at or after the registration.
 public enum TokenCleanup {
-    /// Rows deleted per write transaction (DESIGN §4).
+    /// Rows deleted per write transaction (docs/design.md §4).
     static let batchSize = 1000
 
     /// Pure form of the rule.

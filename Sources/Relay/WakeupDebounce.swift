@@ -4,7 +4,7 @@ import Runner
 /// after its last push, and no token is pushed twice within one window.
 ///
 /// A trigger inside the window is debounced: it counts as observed (`/status` reports it) but never becomes
-/// another push, as the seed says. `RELAY_TRAILING_PUSH=on` (off by default) instead pushes once more when
+/// another push, as docs/protocols/relay-api.md ("Gating and observation") says. `RELAY_TRAILING_PUSH=on` (off by default) instead pushes once more when
 /// the window ends for the triggers it held back — one more push per Device ID and window, APNs budget and phone
 /// battery the default does not spend (docs/roles/relay.md).
 ///

@@ -127,7 +127,7 @@ enum RFC3339 {
 }
 
 extension Date {
-    /// Unix epoch milliseconds, the unit of every `_at` column (DESIGN §4).
+    /// Unix epoch milliseconds, the unit of every `_at` column (docs/design.md §4).
     public var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// The instant `milliseconds` after the Unix epoch.

@@ -35,7 +35,7 @@ public struct Invocation: Sendable {
         self.readInput = readInput
     }
 
-    /// The default store path (DESIGN §3): `$STATE_DIRECTORY/store.sqlite` under systemd, else
+    /// The default store path (docs/design.md §3): `$STATE_DIRECTORY/store.sqlite` under systemd, else
     /// `${XDG_STATE_HOME:-$HOME/.local/state}/background-jobs/store.sqlite`.
     /// An empty or relative `HOME` is refused (78, naming the variables to set): it would put the store in the
     /// filesystem root or wherever the command happens to run. A relative `XDG_STATE_HOME` is ignored, as the

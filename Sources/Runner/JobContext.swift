@@ -102,7 +102,7 @@ public final class JobContext {
     /// The injected "now" in Unix milliseconds.
     public var nowMilliseconds: Int64 { clock.now().unixMilliseconds }
 
-    /// The store key (DESIGN §4), loaded once; created on first use only at the default `<store>.key` location.
+    /// The store key (docs/design.md §4), loaded once; created on first use only at the default `<store>.key` location.
     /// A key that is not the one this store's secrets were sealed under is a configuration error (exit 78).
     public func storeKey() throws -> SecretBytes {
         if let cachedStoreKey { return cachedStoreKey }

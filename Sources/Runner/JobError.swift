@@ -1,7 +1,7 @@
 /// A failure a command or job reports to the user: a one-line message, a fixed category and an exit code.
 ///
 /// The message is shown on stderr and in `--json` output; the category is a fixed word that goes to logs,
-/// the ledger and metrics. Neither may carry an identifier or a secret (DESIGN §5): say "the contact", not
+/// the ledger and metrics. Neither may carry an identifier or a secret (docs/design.md §5): say "the contact", not
 /// the contact's endpoint id.
 public struct JobError: Error, CustomStringConvertible, Sendable {
     public let exitCode: ExitCode

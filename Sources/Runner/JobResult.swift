@@ -1,4 +1,4 @@
-/// What one pass of a job did: its outcome and named counts (DESIGN §3).
+/// What one pass of a job did: its outcome and named counts (docs/design.md §3).
 public struct JobResult: Sendable {
     /// How a pass ended.
     public enum Outcome: String, Sendable, LogWord, CaseIterable {

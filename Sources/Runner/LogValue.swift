@@ -1,7 +1,7 @@
 /// A value a log line may carry: numbers, booleans and fixed words — never free text.
 ///
 /// There is deliberately no way to build a `LogValue` from an arbitrary runtime `String`: identifiers and
-/// secrets (DESIGN §5) therefore cannot reach a log line by accident. Words come from string literals or
+/// secrets (docs/design.md §5) therefore cannot reach a log line by accident. Words come from string literals or
 /// from `LogWord` enums whose raw values are fixed in the source.
 public enum LogValue: Sendable, Equatable, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral, ExpressibleByStringLiteral {
     case integer(Int64)

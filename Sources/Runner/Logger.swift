@@ -1,6 +1,6 @@
 import Foundation
 
-/// Writes one event per line to stderr, as logfmt (`ts= level= job= event= …`) or JSON (DESIGN §5).
+/// Writes one event per line to stderr, as logfmt (`ts= level= job= event= …`) or JSON (docs/design.md §5).
 ///
 /// Jobs receive a logger in their context; there is no global one. Fields are `LogValue`s, which cannot hold
 /// free text, so a log line carries fixed event names, categories, counts, durations and status codes only.

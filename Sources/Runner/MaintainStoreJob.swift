@@ -28,7 +28,7 @@ struct MaintainStoreJob: Job {
     func run(_ context: JobContext) throws -> JobResult {
         let db = context.database
         let retentionDays = try context.settings.int("runs.retention-days")
-        // Rows deleted per transaction (at most 1,000, DESIGN §4), so the app's own writes interleave.
+        // Rows deleted per transaction (at most 1,000, docs/design.md §4), so the app's own writes interleave.
         let batchSize = try context.settings.int("runs.prune-batch-size")
         let cutoff = context.nowMilliseconds - Int64(retentionDays) * 86_400_000
         var counts = Counts()

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Writes `DIR/<job>.prom` for node_exporter's textfile collector (DESIGN §6), atomically (temp file + rename).
+/// Writes `DIR/<job>.prom` for node_exporter's textfile collector (docs/design.md §6), atomically (temp file + rename).
 public struct MetricsWriter {
     public let directory: String
 

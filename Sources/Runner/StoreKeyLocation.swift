@@ -2,7 +2,7 @@ import Cryptography
 import Foundation
 import Store
 
-/// Where the store key comes from (DESIGN §4), in order: `$CREDENTIALS_DIRECTORY/store-key` (systemd
+/// Where the store key comes from (docs/design.md §4), in order: `$CREDENTIALS_DIRECTORY/store-key` (systemd
 /// `LoadCredential=`), `JOB_STORE_KEY_FILE`, else `<store>.key`, created with mode 0600 on first use.
 ///
 /// The file holds 32 raw bytes or 64 hex digits (a trailing newline is ignored). An explicitly configured

@@ -62,7 +62,7 @@ public final class Database {
 
     /// How the connection is opened.
     public struct Options: Sendable {
-        /// How long a statement waits for another process's lock before failing with `busy` (DESIGN §4: ≥ 5 s).
+        /// How long a statement waits for another process's lock before failing with `busy` (docs/design.md §4: ≥ 5 s).
         public var busyTimeoutMilliseconds: Int32 = 10_000
         /// Open without the right to write (status and listings).
         public var readOnly = false

@@ -2,7 +2,7 @@ import Cryptography
 
 /// Signs pool tokens with one decrypted identity key, the way did-jwt's `createJWT` does.
 ///
-/// The key is opened once per mint pass and this minter is reused for every token (seed §5: decrypting per
+/// The key is opened once per mint pass and this minter is reused for every token (docs/protocols/jwt-pool.md §5: decrypting per
 /// token would multiply the cost). Signing is ES256K: secp256k1 ECDSA over SHA-256 of the signing input,
 /// RFC 6979 nonce, low S, 64-byte r ‖ s, base64url — deterministic, so equal payloads would give equal
 /// tokens; the differing day windows are what keep the pool's tokens distinct.

@@ -1,4 +1,4 @@
-/// The validity window of the token for one UTC day: `nbf = opening − slack`, `exp = closing + slack` (seed §2).
+/// The validity window of the token for one UTC day: `nbf = opening − slack`, `exp = closing + slack` (docs/protocols/jwt-pool.md §2).
 ///
 /// The slack (`BACKGROUND_JWT_WINDOW_SLACK_SECONDS`, setting `pool.slack-seconds`) widens both ends for clock
 /// skew between the device and Endorser. Widening is safe; narrowing could leave a prefetch inside its day with

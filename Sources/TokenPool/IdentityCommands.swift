@@ -2,7 +2,7 @@ import Foundation
 import Cryptography
 import Runner
 
-/// `job identity import|new|add-peer|list|use|remove|export`: the minting identities (seed §4, §5).
+/// `job identity import|new|add-peer|list|use|remove|export`: the minting identities (docs/protocols/jwt-pool.md §4, §5).
 ///
 /// DIDs are printed on stdout only (never logged); a private key leaves the store only through `identity export`.
 struct IdentityImportCommand: Command {

@@ -2,12 +2,12 @@ import Cryptography
 import Runner
 import Store
 
-/// The minting identities (seed §4): stored, listed, switched; private keys sealed under the store key.
+/// The minting identities (docs/protocols/jwt-pool.md §4): stored, listed, switched; private keys sealed under the store key.
 ///
 /// A `did:ethr` identity's 32-byte secp256k1 key is sealed with `StoreKeyring` (purpose
 /// `token-pool-identity-key`) and opened only to mint (once per pass) or for an explicit `identity export`.
 /// A `did:peer` (passkey) identity has no key here. Exactly one identity is active; switching it drops the
-/// pool in the same transaction (seed §5, `clearNativeFetcherPool`).
+/// pool in the same transaction (docs/protocols/jwt-pool.md §5, `clearNativeFetcherPool`).
 public struct IdentityStore {
     static let keyPurpose = "token-pool-identity-key"
 

@@ -1,7 +1,7 @@
 import Cryptography
 import Runner
 
-/// `mint-pool`: mints the day-window ES256K token pool into its slots (seed §2, §3, §5).
+/// `mint-pool`: mints the day-window ES256K token pool into its slots (docs/protocols/jwt-pool.md §2, §3, §5).
 struct MintPoolJob: Job {
     let name = "mint-pool"
     let summary = "mint the pool of day-window ES256K tokens for the active identity, one per UTC day from today"

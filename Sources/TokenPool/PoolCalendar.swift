@@ -1,5 +1,5 @@
 import CivilDate
-/// UTC epoch-day arithmetic shared by the minter, the native selector and the verifier (seed §3).
+/// UTC epoch-day arithmetic shared by the minter, the native selector and the verifier (docs/protocols/jwt-pool.md §3).
 ///
 /// An epoch day is `floor(unixSeconds / 86400)`; day `d` runs from its opening midnight `d·86400` to its
 /// closing midnight `(d+1)·86400`. The token for day `d` lives in slot `d % size`. Any `size` consecutive

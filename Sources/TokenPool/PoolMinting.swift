@@ -2,7 +2,7 @@ import Cryptography
 import Runner
 import Store
 
-/// One mint pass over the store (seed §5): a fresh pool of `size` day tokens starting today, swapped in atomically.
+/// One mint pass over the store (docs/protocols/jwt-pool.md §5): a fresh pool of `size` day tokens starting today, swapped in atomically.
 ///
 /// Steps: purge what an earlier pass left (abandoned staging and retired generations); open the active identity's
 /// key once; sign and seal the tokens outside any transaction and write them into a staging generation in batches

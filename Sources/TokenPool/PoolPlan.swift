@@ -1,4 +1,4 @@
-/// Which day goes in which slot for a pool of `size` tokens minted on `firstDay` (seed §3).
+/// Which day goes in which slot for a pool of `size` tokens minted on `firstDay` (docs/protocols/jwt-pool.md §3).
 ///
 /// The pool covers the `size` consecutive days `firstDay ..< firstDay + size`. The token for day `d` is filed at
 /// `d % size`; a day outside the covered range has no credential, even though `d % size` indexes a slot.

@@ -4,7 +4,7 @@ import Store
 /// The pool's rows: generations (`staging` → `live` → `retired`) and their sealed tokens, one per slot.
 ///
 /// Only the `live` generation is ever read by the fetcher side, and it changes in one transaction, so a reader
-/// sees a whole pool or none. Writes are at most `batchSize` rows per transaction (DESIGN §4).
+/// sees a whole pool or none. Writes are at most `batchSize` rows per transaction (docs/design.md §4).
 public struct PoolStore {
     /// Rows per write transaction.
     public static let batchSize = 1000

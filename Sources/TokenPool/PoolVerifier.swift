@@ -1,6 +1,6 @@
-/// `job pool verify`'s logic: replays the native selector over a pool and checks every covered day (seed §3).
+/// `job pool verify`'s logic: replays the native selector over a pool and checks every covered day (docs/protocols/jwt-pool.md §3).
 ///
-/// This is the seed's cross-language contract as a runnable check. For every day the pool claims to cover it
+/// This is the pool's cross-language contract (docs/protocols/jwt-pool.md §3) as a runnable check. For every day the pool claims to cover it
 /// picks `tokens[day % tokens.count]`, exactly as both native fetchers do, and checks that the token reads and
 /// was signed by the expected identity, that its window contains the whole day (opening midnight to closing
 /// midnight), that it grants that day only, and that what the store recorded for the slot matches the token.

@@ -2,7 +2,7 @@ import Cryptography
 import Foundation
 import Runner
 
-/// `prefetch`: plays the native fetcher (WorkManager / iOS background task) for the injected day (seed §1, §3).
+/// `prefetch`: plays the native fetcher (WorkManager / iOS background task) for the injected day (docs/protocols/jwt-pool.md §1, §3).
 ///
 /// Picks `pool[epochDay % pool.count]` — no record of mint time, exactly the native selector — and calls
 /// Endorser's New Activity endpoint with it as the Bearer token. A day outside the pool's covered range, or an

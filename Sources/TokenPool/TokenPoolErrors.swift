@@ -5,7 +5,7 @@ enum TokenPoolErrors {
     /// No identity configured (78): nothing can be minted or fetched.
     static let noIdentity = JobError.configuration("no-identity", "no identity is configured; run 'job identity import' (key hex on stdin) or 'job identity new'")
 
-    /// The seed's `BackgroundJwtUnsupportedIdentityError` (65): a did:peer (passkey) identity cannot mint a pool.
+    /// The app's `BackgroundJwtUnsupportedIdentityError` (65; docs/protocols/jwt-pool.md §4): a did:peer (passkey) identity cannot mint a pool.
     static let unsupportedIdentity = JobError.badInput("unsupported-identity", "the active identity is a passkey (did:peer) identity, which cannot mint background tokens; the pool was left unchanged")
 
     /// The sealed key does not open under this store key, or does not match its DID (65).

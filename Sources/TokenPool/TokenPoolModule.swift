@@ -1,6 +1,6 @@
 import Runner
 
-/// Seed 002, the Background New Activity JWT pool: identities, minting, the pool commands, and the prefetch
+/// The background New Activity JWT pool (docs/protocols/jwt-pool.md): identities, minting, the pool commands, and the prefetch
 /// that plays the native fetcher.
 ///
 /// The story, file by file:

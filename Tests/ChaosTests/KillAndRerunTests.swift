@@ -31,7 +31,7 @@ import TestSupport
         #expect(report.violations.isEmpty, "\(report.violations)")
     }
 
-    /// Issue 11 item 13, the kill loop: passes stopped by SIGTERM at random moments keep every answer they
+    /// The kill loop: passes stopped by SIGTERM at random moments keep every answer they
     /// received, so across the stopped passes and their reruns each due token is pushed exactly once.
     @Test func sendWakeupsStoppedBySigtermPushesEachTokenExactlyOncePerTrigger() throws {
         let directory = TemporaryDirectory("chaos-wake-term")

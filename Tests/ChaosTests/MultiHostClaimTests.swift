@@ -4,7 +4,7 @@ import HTTPClient
 import Testing
 import TestSupport
 
-/// Issue 14: on PostgreSQL a `send-wakeups` pass claims due tokens `FOR UPDATE SKIP LOCKED`, so a token row another
+/// On PostgreSQL a `send-wakeups` pass claims due tokens `FOR UPDATE SKIP LOCKED`, so a token row another
 /// host's transaction holds at that moment (an answer being recorded, a registration refreshed) is skipped. The
 /// Device ID's trigger must then stay pending for that token, not be consumed by the pushes of its other tokens.
 @Suite struct MultiHostClaimTests {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 14, found by the multi-host chaos run: `send-wakeups` passes on several hosts over one PostgreSQL store
+/// Found by the multi-host chaos run: `send-wakeups` passes on several hosts over one PostgreSQL store
 /// read their clocks at slightly different moments, so each sees what the others wrote a few seconds "in the
 /// future". That is no clock that went backwards, and moving those times back must not lose a trigger.
 @Suite struct MultiHostClockTests {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 14: several relay hosts on one PostgreSQL store — three `serve-relay` and three `send-wakeups` processes,
+/// Several relay hosts on one PostgreSQL store — three `serve-relay` and three `send-wakeups` processes,
 /// random SIGKILLs throughout and a PostgreSQL crash mid-run — at a small size (the full size is
 /// `job-bench chaos --job relay-multihost`); and the independent model that judges it, on hand-made logs.
 @Suite struct MultiHostRelayChaosTests {

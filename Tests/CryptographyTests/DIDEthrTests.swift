@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct DIDEthrTests {
     @Test func endorsersTestIdentityDerivesItsDID() throws {
-        // reference/jwt-pool.md vector 3
+        // docs/protocols/jwt-pool.md, test vector 3
         let key = try Secp256k1PrivateKey(rawRepresentation: SecretBytes(hex("2b6472c026ec2aa2c4235c994a63868fc9212d18b58f6cbfe861b52e71330f5b")))
         #expect(DIDEthr.did(for: key) == "did:ethr:0x0000694B58C2cC69658993A90D3840C560f2F51F")
     }

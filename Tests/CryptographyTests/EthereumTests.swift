@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func theReferenceKeyHasTheReferenceAddress() throws {
-        // reference/jwt-pool.md vector 1
+        // docs/protocols/jwt-pool.md, test vector 1
         let key = try Secp256k1PrivateKey(rawRepresentation: SecretBytes(hex("278a5de700e29faae8e40e366ec5012b5ec63d36ec77e8a2417154cc1d25383f")))
         #expect(try Ethereum.address(uncompressedPublicKey: key.publicKey(compressed: false)) == hex("f3beac30c498d9e26865f34fcaa57dbb935b0d74"))
     }

@@ -4,7 +4,7 @@ import Testing
 @Suite struct JWTTests {
     static let referenceKeyHex = "278a5de700e29faae8e40e366ec5012b5ec63d36ec77e8a2417154cc1d25383f"
     static let referenceAddress = "f3beac30c498d9e26865f34fcaa57dbb935b0d74"
-    /// reference/jwt-pool.md vector 2.
+    /// docs/protocols/jwt-pool.md, test vector 2.
     static let referenceJWS = "eyJhbGciOiJFUzI1NksifQ.eyJzb21lIjoiZGF0YSJ9.dblNz-7BVLknOFIBPmt5VTG0MDls_Q69WI8OfQuqNdUp4y50-b8Ubn0xujm1ijfmfqRunpks5TyWqgMsQkR_GQ"
 
     static func referenceKey() throws -> Secp256k1PrivateKey {

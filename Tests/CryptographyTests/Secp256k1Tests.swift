@@ -2,7 +2,7 @@ import Testing
 @testable import Cryptography
 
 @Suite struct Secp256k1Tests {
-    /// reference/jwt-pool.md vector 1 (did-jwt ES256KSigner.test.ts).
+    /// docs/protocols/jwt-pool.md, test vector 1 (did-jwt ES256KSigner.test.ts).
     static let privateKey = "278a5de700e29faae8e40e366ec5012b5ec63d36ec77e8a2417154cc1d25383f"
     static let message = "thequickbrownfoxjumpedoverthelazyprogrammer"
     static let signature = "jsvdLwqr-O206hkegoq6pbo7LJjCaflEKHCvfohBP9U2H9EZ5Jsw0CncN17WntoUEGmxaZVF2zQjtUEXfhdyBg"

@@ -4,7 +4,7 @@ import Store
 import Testing
 import TestSupport
 
-/// DESIGN §5 on a PostgreSQL store: every relay command and job runs with canary identifiers and a connection
+/// docs/design.md §5 on a PostgreSQL store: every relay command and job runs with canary identifiers and a connection
 /// string carrying a canary password (the cluster trusts its socket, so the password is sent nowhere and any
 /// copy of it in the output is ours); nothing any run prints — stdout, stderr, error lines, `--json` — and no
 /// ledger row carries one. Failure paths too: an unreachable APNs host, a missing database, a malformed location.

@@ -3,7 +3,7 @@ import Store
 import Testing
 import TestSupport
 
-/// DESIGN §5: logs never carry an identifier or a secret. Every job and every command runs with canary values in
+/// docs/design.md §5: logs never carry an identifier or a secret. Every job and every command runs with canary values in
 /// every identifier and secret; stderr (text and JSON logs, error messages), the metrics files and the ledger must
 /// hold none of them. A command added without a case here fails `everyJobAndCommandHasACanaryCase`.
 @Suite struct PrivacyCanaryTests {

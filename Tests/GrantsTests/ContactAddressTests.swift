@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The seed's reachability mitigation (§5): a contact's cached address follows it after each successful connection.
+/// The reachability mitigation of docs/protocols/grants-and-link.md §5: a contact's cached address follows it after each successful connection.
 @Suite struct ContactAddressTests {
     func address(of label: String, on node: LinkTestNode) throws -> String? {
         let contacts = try #require(try JSONSerialization.jsonObject(with: Data(try node.ok(["--json", "contacts", "list"]).utf8)) as? [[String: Any]])

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `contacts list` tells reachable-now from deliver-later, and a contact whose grant died says "pair again" (seed §5.1, §11.5).
+/// `contacts list` tells reachable-now from deliver-later, and a contact whose grant died says "pair again" (docs/protocols/grants-and-link.md §5.1, §11.5).
 @Suite struct ContactReachabilityTests {
     func reachability(_ node: LinkTestNode) throws -> [String: String] {
         let contacts = try #require(try JSONSerialization.jsonObject(with: Data(try node.ok(["--json", "contacts", "list"]).utf8)) as? [[String: Any]])

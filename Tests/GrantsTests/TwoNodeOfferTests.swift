@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Two nodes — two stores, two `serve-link --listen` processes on loopback — exchanging offers (seed §4, §9, §11).
+/// Two nodes — two stores, two `serve-link --listen` processes on loopback — exchanging offers (docs/protocols/grants-and-link.md §4, §9, §11).
 @Suite struct TwoNodeOfferTests {
     func offerIDs(_ node: LinkTestNode, _ side: String) throws -> [[String: Any]] {
         try node.json(["offers", "list"])[side] as? [[String: Any]] ?? []

@@ -1,7 +1,7 @@
 import Testing
 @testable import MeshMedia
 
-/// Every vector in reference/mesh-media.md, byte for byte.
+/// Every vector in docs/protocols/mesh-wire.md, byte for byte.
 @Suite struct CodecVectorTests {
     @Test func filePacketEncodesTheCanonicalVectorAndDecodesItBack() throws {
         let packet = FilePacket(fileName: "a", fileSize: 2, mimeType: "m", content: V.h("dead"))

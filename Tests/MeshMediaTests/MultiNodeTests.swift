@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import MeshMedia
 
-/// Two and three nodes exchanging private files through `job mesh exchange`, one row of the seed at a time.
+/// Two and three nodes exchanging private files through `job mesh exchange`, one row of docs/protocols/mesh-wire.md ("Receiving") at a time.
 @Suite(.serialized) struct MultiNodeTests {
     static let pair = MeshLab.bidirectional([("a", "b")])
 

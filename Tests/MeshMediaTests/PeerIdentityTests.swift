@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import MeshMedia
 
-/// Issue 11, item 6: a signing key is bound to a Noise static key only by the peer itself inside a session that
+/// A signing key is bound to a Noise static key only by the peer itself inside a session that
 /// proved that key; an announce is a claim that never evicts a binding, and conflicting claims are visible and
 /// refuse legacy files until a session settles them. Every attack runs through `job` and real store files; the
 /// attacker's frames are crafted with the module's encoders and carried by `job mesh exchange`.

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import MeshMedia
 
-/// Issue 11, item 8 (second half): a send's status never claims more than the sender knows. Frames handed to the
+/// A send's status never claims more than the sender knows. Frames handed to the
 /// radio are `transmitted`; `carried` once `job mesh exchange` carried every frame to a neighbour; nothing is
 /// ever reported delivered, since the mesh gives no receipt.
 @Suite(.serialized) struct SendStateTests {

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import MeshMedia
 
-/// Issue 11, item 8: an established session survives until a new handshake with the same static key completes.
+/// An established session survives until a new handshake with the same static key completes.
 /// The attacker's frames are crafted with the module's encoders and carried by `job mesh exchange`.
 @Suite(.serialized) struct SessionSurvivalTests {
     static let pair = MultiNodeTests.pair

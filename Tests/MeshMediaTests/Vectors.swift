@@ -1,7 +1,7 @@
 import Cryptography
 import Foundation
 
-/// Hex helpers and the reference files under /work/shared/reference (copied into Fixtures/ for CI).
+/// Hex helpers and the fixtures under Fixtures/ (their origin: Fixtures/README.md).
 enum V {
     static func h(_ text: String) -> [UInt8] {
         try! Hex.decode(text.replacingOccurrences(of: " ", with: "").replacingOccurrences(of: "\n", with: ""))

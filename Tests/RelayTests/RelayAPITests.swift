@@ -5,7 +5,7 @@ import Runner
 import Testing
 import TestSupport
 
-/// `job serve-relay` behind a real nginx: the seed's endpoints and answer codes, StoreKit verification of
+/// `job serve-relay` behind a real nginx: the endpoints and answer codes of docs/protocols/relay-api.md, StoreKit verification of
 /// signed transactions (and every forgery refused with its code), gating, observation and rate limits.
 @Suite(.serialized) struct RelayAPITests {
     let device = Fixture.deviceID(41)

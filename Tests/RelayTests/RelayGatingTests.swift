@@ -134,7 +134,7 @@ import TestSupport
         let observed: Int64? = try Database(path: front.store).scalar("SELECT last_trigger_at FROM relay_devices")
         #expect(observed == 1_800_000_010_000)
         #expect(try cli(front, ["--json", "relay", "show"]).jsonObject()["devices_awaiting_push"] as? Int == 0)
-        // ... but never another push: not inside the 30 s window, nor once it has passed (the seed's debounce).
+        // ... but never another push: not inside the 30 s window, nor once it has passed (the debounce of docs/protocols/relay-api.md).
         #expect(try pass("@1800000020")["pushes"] as? Int == 0)
         #expect(try pass("@1800000032")["pushes"] as? Int == 0)
         #expect(try apns.received().count == 1)

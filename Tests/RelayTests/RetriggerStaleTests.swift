@@ -36,7 +36,7 @@ import TestSupport
         }
     }
 
-    /// Issue 11 item 14: the clock went back a day after a sent wake-up. The stored send time (in the future) is
+    /// The clock went back a day after a sent wake-up. The stored send time (in the future) is
     /// treated as now and stored as now, logged once; wake-ups resume one cadence later, not a day later.
     @Test func aSendTimeStoredInTheFutureIsTreatedAsNow() throws {
         try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")

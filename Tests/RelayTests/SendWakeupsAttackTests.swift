@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import Relay
 
-/// Issue 11, relay items: the attacks on `send-wakeups` through the real `job` binary, the HTTP/2 APNs
+/// The attacks on `send-wakeups` through the real `job` binary, the HTTP/2 APNs
 /// stand-in and the store file. The stand-in's own log of what it received is the independent model.
 @Suite struct SendWakeupsAttackTests {
     let t0: Int64 = 1_780_000_000

@@ -88,7 +88,7 @@ import Testing
     @Test(arguments: StoreKind.allCases) func aDeviceIsPushedAtMostOncePer30Seconds(_ kind: StoreKind) throws {
         #expect(WakeupDebounce.isDue(lastTriggerAt: 1_000, lastPushAt: nil, now: 1_000))
         #expect(!WakeupDebounce.isDue(lastTriggerAt: nil, lastPushAt: nil, now: 1_000))
-        // Inside the window after a push a trigger is debounced: observed, never another push (the seed's rule).
+        // Inside the window after a push a trigger is debounced: observed, never another push (docs/protocols/relay-api.md, "Gating and observation").
         #expect(!WakeupDebounce.isDue(lastTriggerAt: 10_000, lastPushAt: 5_000, now: 35_000))
         #expect(!WakeupDebounce.isDue(lastTriggerAt: 34_999, lastPushAt: 5_000, now: 100_000))
         #expect(WakeupDebounce.isDue(lastTriggerAt: 35_000, lastPushAt: 5_000, now: 35_000))

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import TokenPool
 
-/// Identities (seed §4, §5): import, generate, passkeys, switching (which drops the pool), custody.
+/// Identities (docs/protocols/jwt-pool.md §4, §5): import, generate, passkeys, switching (which drops the pool), custody.
 @Suite struct IdentityTests {
     static let now = instant("2027-04-02T10:00:00Z")
 

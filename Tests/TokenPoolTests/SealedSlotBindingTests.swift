@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 @testable import TokenPool
 
-/// Issue 11 item 15: pool tokens are sealed bound to their identity, pool generation, slot and day. Attacked
+/// Pool tokens are sealed bound to their identity, pool generation, slot and day. Attacked
 /// through the real store file (rows swapped with the `sqlite3` shell) and the real `job` binary.
 @Suite struct SealedSlotBindingTests {
     static let now = "2027-09-14T06:30:00Z"

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import TokenPool
 
-/// Seed §3: the token for epoch day `d` sits in slot `d % size`, whatever day minting starts on.
+/// docs/protocols/jwt-pool.md §3: the token for epoch day `d` sits in slot `d % size`, whatever day minting starts on.
 @Suite struct SlotPlacementTests {
     /// Mints at `start` (noon UTC) and checks every slot of the exported pool against the native selector.
     static func checkPool(_ harness: PoolHarness, start: Date, size: Int) throws {

@@ -9,7 +9,7 @@
 /// - **none lost**: each token of a Device ID with an accepted trigger has a push from a pass whose clock is at or
 ///   after the trigger's second (a pass that started after the trigger was sent can only push after it; the
 ///   one-second grain lets a pass up to one second older count), or from a pass whose clock is less than 30 s
-///   before the trigger — the seed's debounce: a trigger inside the window after a push is observed, never pushed
+///   before the trigger — the 30 s debounce of docs/protocols/relay-api.md: a trigger inside the window after a push is observed, never pushed
 ///   again (the one-second grain again counts a pass up to one second older);
 /// - **none doubled**: no token has two pushes that *arrived* less than 30 s apart. Never judged by the passes'
 ///   clocks: a pass still pushing 30 s after it started carries its start time, so two passes' pushes of one token

@@ -3,7 +3,7 @@ import Runner
 
 /// A node's identity on the link: the 32-byte Ed25519 public key of its endpoint key, shown as 64 lowercase hex.
 ///
-/// The endpoint id is the only real identity (seed §4.1); labels and claimed names are untrusted data.
+/// The endpoint id is the only real identity (docs/protocols/grants-and-link.md §4.1); labels and claimed names are untrusted data.
 public struct EndpointID: Hashable, Sendable {
     /// The raw public key.
     public let bytes: [UInt8]

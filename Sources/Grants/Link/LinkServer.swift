@@ -70,7 +70,7 @@ struct LinkServer {
         let now = context.nowMilliseconds
         let receipt = try incoming.receive(offer, from: connection.remote, limits: limits, now: now)
         if case .stored = receipt, let name = offer.senderName, let contact = try node.contacts.find(connection.remote) {
-            // Shown beside the user's own label, never in place of it (seed §4.1).
+            // Shown beside the user's own label, never in place of it (docs/protocols/grants-and-link.md §4.1).
             try node.contacts.recordClaimedName(name, contactID: contact.id)
         }
         let decisions = try incoming.unreportedDecisions(from: connection.remote)

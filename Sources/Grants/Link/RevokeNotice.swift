@@ -1,7 +1,7 @@
 import Cryptography
 import Runner
 
-/// The best-effort revoke message (seed §3.3): tells a reachable peer which grants were revoked so its entry
+/// The best-effort revoke message (docs/protocols/grants-and-link.md §3.3): tells a reachable peer which grants were revoked so its entry
 /// disappears promptly. Correctness never depends on it: the revoked grant is refused at its next proof anyway.
 enum RevokeNotice {
     /// Sends the notice when `peer` is a contact with an address (or `address` is given, for a contact just deleted);

@@ -1,7 +1,7 @@
 import Runner
 
 /// The best-effort decision notice (`/vnidrop/decision/1`): right after the user declines (or accepts) an offer,
-/// the receiver tells the sender, so a declined share stops promptly (seed §9 step 7) instead of at the next link
+/// the receiver tells the sender, so a declined share stops promptly (docs/protocols/grants-and-link.md §4, step 7) instead of at the next link
 /// contact. Correctness never depends on it: unreported decisions still ride on the next offer or pull.
 ///
 /// Offer ids are scoped by sender: the sender applies a decision only to offers it made to the connection's

@@ -1,4 +1,4 @@
-/// The receiver's abuse limits for incoming offers (seed §7), decided purely from counts the store provides.
+/// The receiver's abuse limits for incoming offers (docs/protocols/grants-and-link.md §7), decided purely from counts the store provides.
 public struct OfferLimits: Sendable {
     public var maxPending: Int
     public var perHour: Int

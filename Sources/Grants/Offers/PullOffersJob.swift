@@ -1,7 +1,7 @@
 import Foundation
 import Runner
 
-/// `pull-offers [--check-now]`: collects offers contacts hold for this node (seed §11.2–§11.3).
+/// `pull-offers [--check-now]`: collects offers contacts hold for this node (docs/protocols/grants-and-link.md §11.2–§11.3).
 ///
 /// Off unless `pull-offers.enabled` is on or `--check-now` is given. Dials each contact with a usable held grant at
 /// most once per 5 minutes (a last-pull time in the future counts as recent and is reset to now), proves the grant,

@@ -1,6 +1,6 @@
 import Runner
 
-/// A grant's idle lifetime (seed §3.5): 30, 90 or 365 days, or never; fixed at issue time, kept on renewal.
+/// A grant's idle lifetime (docs/protocols/grants-and-link.md §3.5): 30, 90 or 365 days, or never; fixed at issue time, kept on renewal.
 public enum GrantLifetime: String, Sendable, CaseIterable {
     case days30 = "30d", days90 = "90d", days365 = "365d", never
 

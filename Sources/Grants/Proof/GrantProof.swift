@@ -1,6 +1,6 @@
 import Cryptography
 
-/// The grant challenge–response (seed §3.2, reference `grants.md`):
+/// The grant challenge–response (docs/protocols/grants-and-link.md §3.2):
 /// `HMAC-SHA256(grant_secret, "vnidrop-grant-v1" ‖ challenge ‖ issuer_endpoint_id ‖ holder_endpoint_id)`.
 public enum GrantProof {
     /// The domain-separation label (16 ASCII bytes).

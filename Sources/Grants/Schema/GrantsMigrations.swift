@@ -1,6 +1,6 @@
 import Runner
 
-/// The Grants module's tables (seed §6 plus the node key, offers and notifications), as named migrations.
+/// The Grants module's tables (docs/protocols/grants-and-link.md §6 plus the node key, offers and notifications), as named migrations.
 ///
 /// Identifiers that name people (endpoint ids, grant ids) and secrets (grant secrets, tickets, the endpoint key)
 /// are sealed with the store keyring; lookups go through keyed blind indexes (`*_index` columns).

@@ -1,6 +1,6 @@
 import Runner
 
-/// The seed's reachability mitigation (§5): a contact's cached address is refreshed after every successful
+/// The reachability mitigation of docs/protocols/grants-and-link.md §5: a contact's cached address is refreshed after every successful
 /// connection.
 ///
 /// A node dialling out tells the peer where its own `serve-link` listens (`addr`, from `link.advertise-address`)

@@ -1,4 +1,4 @@
-/// How a contact can be reached, as the contact list shows it (seed §5, §5.1, §11.5). Never probed: it follows from
+/// How a contact can be reached, as the contact list shows it (docs/protocols/grants-and-link.md §5, §5.1, §11.5). Never probed: it follows from
 /// the last real connection or dial.
 public enum ContactReachability: String, Sendable {
     /// The last connection to it succeeded and nothing waits for it: an offer goes live.

@@ -4,7 +4,7 @@ import Runner
 public struct Contact: Sendable {
     public let id: Int64
     public let endpoint: EndpointID
-    /// The local user's label; never overwritten by a name the peer claims (seed §4.1).
+    /// The local user's label; never overwritten by a name the peer claims (docs/protocols/grants-and-link.md §4.1).
     public let label: String
     /// The name the peer last claimed (untrusted).
     public let remoteName: String?

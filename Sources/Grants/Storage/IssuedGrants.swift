@@ -52,7 +52,7 @@ public struct IssuedGrants {
         return count > 0
     }
 
-    /// Renews an accepted grant's idle deadline to `now + its own lifetime` (issuer-side only, seed §3.5).
+    /// Renews an accepted grant's idle deadline to `now + its own lifetime` (issuer-side only, docs/protocols/grants-and-link.md §3.5).
     public func renew(_ record: IssuedGrantRecord, now: Int64) throws {
         try database.writeIfNeeded { db in
             try db.execute("UPDATE grants_issued SET expires_at = ?, last_used_at = ? WHERE id = ? AND revoked_at IS NULL",

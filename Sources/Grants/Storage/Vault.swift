@@ -1,7 +1,7 @@
 import Cryptography
 import Runner
 
-/// Seals and indexes this module's secrets and identifiers at rest with the store's `StoreKeyring` (DESIGN §4).
+/// Seals and indexes this module's secrets and identifiers at rest with the store's `StoreKeyring` (docs/design.md §4).
 ///
 /// Each column has its own fixed purpose, so a value copied from one column into another neither opens nor matches.
 public struct Vault: Sendable {

@@ -2,7 +2,7 @@ import Cryptography
 import Runner
 import Store
 
-/// What `media-inbox` does with one heard frame — the receive rules of the seed.
+/// What `media-inbox` does with one heard frame — the receive rules of docs/protocols/mesh-wire.md.
 ///
 /// - Frames are decoded (any bytes: a packet or a typed rejection), deduplicated by a hash that ignores TTL,
 ///   and relayed with TTL − 1 when directed elsewhere (or broadcast) so a node between two others carries them.

@@ -3,7 +3,7 @@ import Cryptography
 /// What the node knows about one peer's identity: its Noise static key, the signing key the peer itself bound to
 /// that key inside a Noise session, and the signed announces that claimed a signing key for it.
 ///
-/// The binding rule (issue 11, item 6):
+/// The binding rule (docs/protocols/mesh-wire.md, "Peer identity"):
 /// - A signing key is bound to a Noise static key **authoritatively** only by the peer itself, in the
 ///   authenticated peer state (0x21) of a Noise session that proved that static key. A later 0x21 from a session
 ///   proving the same static key may rebind it (the peer reinstalled its signing key); nothing else can.

@@ -133,7 +133,7 @@ enum MeshSchema {
         ALTER TABLE mesh_outbox ADD COLUMN send_id INTEGER;
         CREATE INDEX mesh_outbox_by_send ON mesh_outbox(send_id) WHERE send_id IS NOT NULL;
         """),
-        // Issue 11 item 7: a frame a pass died on is counted (`attempts`), and a frame that cannot be processed is
+        // Poison frames: a frame a pass died on is counted (`attempts`), and a frame that cannot be processed is
         // moved aside into `mesh_inbox_quarantine` instead of blocking the inbox.
         Migration("meshmedia-010-inbox-quarantine", sql: """
         ALTER TABLE mesh_inbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
@@ -146,20 +146,20 @@ enum MeshSchema {
         ) STRICT;
         CREATE INDEX mesh_inbox_quarantine_by_time ON mesh_inbox_quarantine(quarantined_at);
         """),
-        // Issue 11 item 10: frames that carry a file in the clear (signed legacy fileTransfer and its fragments) name
+        // Clear-file retention: frames that carry a file in the clear (signed legacy fileTransfer and its fragments) name
         // the neighbour they are handed over to (`handover_to`: deleted once carried there) and expire early.
         Migration("meshmedia-011-outbox-handover", sql: """
         ALTER TABLE mesh_outbox ADD COLUMN handover_to BLOB;
         ALTER TABLE mesh_outbox ADD COLUMN expires_at INTEGER;
         CREATE INDEX mesh_outbox_by_expiry ON mesh_outbox(expires_at) WHERE expires_at IS NOT NULL;
         """),
-        // Issue 16 item 10: received files keep their metadata (sender, name, MIME type, declared size), sealed to
+        // Received-file metadata: received files keep their metadata (sender, name, MIME type, declared size), sealed to
         // the media id, and stay new (`seen_at` NULL) until exported.
         Migration("meshmedia-020-received-files", sql: """
         ALTER TABLE mesh_deliveries ADD COLUMN sealed_meta BLOB;
         ALTER TABLE mesh_deliveries ADD COLUMN seen_at INTEGER;
         """),
-        // Issue 16 item 12: the outbox pass announces on a cadence (`announced_at`), and a waiting send tracks the
+        // Announce cadence: the outbox pass announces on a cadence (`announced_at`), and a waiting send tracks the
         // handshake's progress across passes (`proof_token`: the session state last seen; `proof_stalled_passes`).
         Migration("meshmedia-021-cadence", sql: """
         ALTER TABLE mesh_node ADD COLUMN announced_at INTEGER;

@@ -1,4 +1,4 @@
-/// Which wire form one private-file send may use — the seed's send rules as a pure function.
+/// Which wire form one private-file send may use — the send rules of docs/protocols/mesh-wire.md as a pure function.
 ///
 /// | situation | result |
 /// |---|---|

@@ -4,7 +4,7 @@ import HTTPServer
 import Runner
 import Store
 
-/// The relay's HTTP API under `/api/v1`, exactly as the seed specifies it, over the store.
+/// The relay's HTTP API under `/api/v1`, exactly as docs/protocols/relay-api.md specifies it, over the store.
 ///
 /// Stateless: all state (registrations, entitlements, observed times, rate-limit counters) is in the store, so
 /// several `serve-relay` processes can answer for one store. On SQLite every write goes through the process's one
@@ -228,7 +228,7 @@ struct RelayAPI: Sendable {
         !text.isEmpty && text.utf8.count <= 20 && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
     }
 
-    /// RFC 3339 to the second, UTC (`2026-07-12T10:00:00Z`), as the seed shows.
+    /// RFC 3339 to the second, UTC (`2026-07-12T10:00:00Z`), as docs/protocols/relay-api.md shows.
     static func seconds(_ milliseconds: Int64) -> String {
         Date(unixMilliseconds: milliseconds).rfc3339Seconds
     }
