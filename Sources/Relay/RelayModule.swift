@@ -13,6 +13,6 @@ public enum RelayModule {
         migrations: RelayMigrations.all + RelayAPIMigrations.all,
         postgresMigrations: RelayPostgresMigrations.all,
         jobs: [RetriggerStaleJob(), SendWakeupsJob(), CleanTokensJob()],
-        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(), ServeRelayCommand()],
+        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(), RelayUnpinCommand(), ServeRelayCommand()],
         doctor: [HelperPreflight.group, APNsPreflight.group, StoreKitPreflight.group])
 }
