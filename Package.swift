@@ -49,7 +49,11 @@ let package = Package(
         // One module per seed.
         .target(name: "Grants", dependencies: ["Runner", "Cryptography", "QUIC", "COpenSSL", "CShims"]),
         .target(name: "TokenPool", dependencies: ["CivilDate", "Runner", "Store", "Cryptography", "HTTPClient"]),
-        .target(name: "Relay", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "COpenSSL", "CShims"]),
+        // The relay API's wire types, shared by the relay server and the homeserver helper (and nothing else).
+        .target(name: "RelayWire"),
+        .target(name: "Relay", dependencies: ["RelayWire", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "COpenSSL", "CShims"]),
+        // The homeserver helper, beside Syncthing: it never imports the relay server.
+        .target(name: "Homeserver", dependencies: ["RelayWire", "Runner", "Store", "HTTPClient"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 
         // Fault-proof harness: kill loops with independent models, contention, fuzzing (job-bench and tests).
@@ -57,8 +61,8 @@ let package = Package(
 
         // The executables.
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
-        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Grants", "TokenPool", "Relay", "MeshMedia"]),
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "Runner", "Store", "HTTPClient", "Grants", "TokenPool", "Relay", "MeshMedia", "Chaos"]),
+        .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "Runner", "Store", "HTTPClient", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia", "Chaos"]),
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
@@ -70,9 +74,9 @@ let package = Package(
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "QUIC", "CQUIC", "Cryptography", "TestSupport", "job"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "Chaos"], exclude: ["Peers"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "Homeserver", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "Chaos"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
-        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Relay", "Grants", "TokenPool", "HTTPClient"]),
+        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Homeserver", "Relay", "Grants", "TokenPool", "HTTPClient"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store", "Chaos"]),
     ],
     swiftLanguageModes: [.v6]

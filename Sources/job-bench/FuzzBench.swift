@@ -3,10 +3,12 @@ import Foundation
 import MeshMedia
 import Relay
 import Grants
+import Homeserver
 import TokenPool
 
 /// `fuzz`: at least N mutated inputs (default 1,000,000) through every decoder that reads bytes from outside:
-/// the relay's (`RelayFuzzing`: config.xml, Syncthing REST answers, relay health and Retry-After, APNs answers),
+/// the homeserver helper's (`HomeserverFuzzing`: config.xml, Syncthing REST answers, relay health and Retry-After), the
+/// relay's (`RelayFuzzing`: APNs answers),
 /// the grants module's (`GrantsFuzzing`: link frames, grant bundles, link addresses, endpoint ids) and the token
 /// pool's (`TokenPoolFuzzing`: Endorser answers) through `MutationFuzzer`, and MeshMedia's (`WireFuzzer`: packets, TLVs, Noise messages) run until each of
 /// its decoders has had N inputs.
@@ -45,7 +47,8 @@ enum FuzzBench {
         func kb(_ growth: Int) -> String { "\(growth) kB" }
 
         print("fuzz: \(inputs) inputs per decoder, seed \(seed)")
-        let targets: [MutationFuzzer.Target] = RelayFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
+        let targets: [MutationFuzzer.Target] = HomeserverFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
+            + RelayFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
             + GrantsFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
             + TokenPoolFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
         for (offset, target) in targets.enumerated() where only.map({ target.name.contains($0) }) ?? true {

@@ -1,5 +1,6 @@
 import Foundation
 import Grants
+import Homeserver
 import JobCLI
 import MeshMedia
 import Relay
@@ -13,6 +14,8 @@ let catalog = Catalog(modules: [
     RunnerModule.module,
     TokenPoolModule.module,
     RelayModule.module,
+    // After the relay module: its first migration creates the helper's state table (see HomeserverMigrations).
+    HomeserverModule.module,
     MeshMediaModule.module,
     GrantsModule.module,
 ])

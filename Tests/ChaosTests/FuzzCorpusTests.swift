@@ -1,20 +1,22 @@
 import Chaos
 import Grants
+import Homeserver
 import Relay
 import TokenPool
 import Testing
 
 /// A small corpus run of the fuzz scenario (`job-bench fuzz` runs a million inputs per decoder): every
-/// relay decoder gets seeded mutations; none may crash (which would end the test process) or hang. The
+/// homeserver-helper and relay decoder gets seeded mutations; none may crash (which would end the test process) or hang. The
 /// mesh codecs' corpus run is MeshMediaTests' `twentyThousandMutatedInputsProduceOnlyTypedErrorsAndRoundTrips`.
 @Suite struct FuzzCorpusTests {
     @Test func everyRelayDecoderSurvivesMutatedInputs() {
-        #expect(RelayFuzzing.decoders.count >= 9)
-        for (offset, decoder) in RelayFuzzing.decoders.enumerated() {
+        let decoders = HomeserverFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
+            + RelayFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
+        #expect(decoders.count >= 9)
+        for (offset, decoder) in decoders.enumerated() {
             // The seeds themselves are well formed: each is accepted as it stands (the table is not vacuous).
             #expect(decoder.seeds.contains { decoder.decode($0) }, "\(decoder.name): no seed accepted")
-            let report = MutationFuzzer(seed: 0xF022 &+ UInt64(offset))
-                .run(MutationFuzzer.Target(name: decoder.name, seeds: decoder.seeds, decode: decoder.decode), inputs: 3_000)
+            let report = MutationFuzzer(seed: 0xF022 &+ UInt64(offset)).run(decoder, inputs: 3_000)
             #expect(report.inputs == 3_000 && report.hangs == 0, "\(decoder.name)")
             #expect(report.accepted > 0 && report.rejected > 0, "\(decoder.name): mutations neither all accepted nor all rejected")
         }
@@ -24,7 +26,7 @@ import Testing
         // The input `job-bench fuzz` found: an element name with bytes that are not UTF-8.
         let bytes = Array(#"<!DOCTYPE c [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><conf,<"#.utf8) + [0xfe, 0xbf]
             + Array("Kiguration><gui><address>&b;</address><apikey>&a;</apikey></gui></configuration>".utf8)
-        let decoder = RelayFuzzing.decoders.first { $0.name.contains("config.xml") }
+        let decoder = HomeserverFuzzing.decoders.first { $0.name.contains("config.xml") }
         #expect(decoder?.decode(bytes) == false)
     }
 }

@@ -8,7 +8,7 @@ import Testing
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let key = try TriggerV2Fixtures.signingKey("syncthing-p384")
         #expect(key.deviceID == printed)
-        #expect(SyncthingDeviceID.hasValidCheckCharacters(printed))
+        #expect(DeviceIDEncoding.hasValidCheckCharacters(printed))
     }
 
     @Test func aFreshSyncthingGenerateAgreesWithOurDeviceID() throws {
@@ -48,8 +48,8 @@ import Testing
         // Position 13 (counting dashes: group 2, character 6) is the first group's check character.
         let checkIndex = 15
         characters[checkIndex] = characters[checkIndex] == "A" ? "B" : "A"
-        #expect(!SyncthingDeviceID.hasValidCheckCharacters(String(characters)))
-        #expect(SyncthingDeviceID.hasValidCheckCharacters(id))
+        #expect(!DeviceIDEncoding.hasValidCheckCharacters(String(characters)))
+        #expect(DeviceIDEncoding.hasValidCheckCharacters(id))
     }
 
     @Test func base32WithoutPaddingMatchesRFC4648() {
@@ -57,7 +57,7 @@ import Testing
         let cases: [(String, String)] = [("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"), ("fooba", "MZXW6YTB"),
                                          ("foobar", "MZXW6YTBOI")]
         for (plain, encoded) in cases {
-            #expect(String(decoding: SyncthingDeviceID.base32NoPadding(bytes(plain)), as: UTF8.self) == encoded)
+            #expect(String(decoding: DeviceIDEncoding.base32NoPadding(bytes(plain)), as: UTF8.self) == encoded)
         }
     }
 

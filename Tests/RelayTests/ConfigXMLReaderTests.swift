@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Relay
+@testable import Homeserver
 
 /// config.xml is read by our own strict reader (Foundation's XMLParser leaks and traps on Linux).
 @Suite struct ConfigXMLReaderTests {

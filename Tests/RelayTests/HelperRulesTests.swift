@@ -1,7 +1,7 @@
 import Foundation
 import HTTPClient
 import Testing
-@testable import Relay
+@testable import Homeserver
 
 /// The homeserver helper's pure rules: config.xml discovery and URL inference, relay answers, the gate.
 @Suite struct HelperRulesTests {

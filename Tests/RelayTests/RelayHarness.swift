@@ -1,10 +1,11 @@
 import Foundation
+import Homeserver
 import Relay
 import Runner
 import Store
 import TestSupport
 
-/// An in-process `job` with the relay module over a temporary store of either kind: runs commands and passes,
+/// An in-process `job` with the relay and homeserver-helper modules over a temporary store of either kind: runs commands and passes,
 /// and keeps every output and log line for the privacy checks.
 final class RelayHarness {
     let job: InProcessJob
@@ -12,7 +13,7 @@ final class RelayHarness {
     private(set) var outputs: [String] = []
 
     init(_ kind: StoreKind = .sqlite, environment: [String: String] = [:]) throws {
-        job = InProcessJob(modules: [RunnerModule.module, RelayModule.module], environment: environment)
+        job = InProcessJob(modules: [RunnerModule.module, RelayModule.module, HomeserverModule.module], environment: environment)
         store = try TestStore.make(kind, in: job.directory)
         job.storePath = store.location
         job.environment = environment.merging(store.environment) { $1 }

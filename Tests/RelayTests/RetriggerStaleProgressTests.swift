@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import Relay
+@testable import Homeserver
 
 /// `retrigger-stale` on a terminal shows the (peer, folder) completions asked of Syncthing out of those to ask.
 @Suite(.serialized) struct RetriggerStaleProgressTests {

@@ -2,7 +2,7 @@ import Foundation
 import Runner
 import Testing
 import TestSupport
-@testable import Relay
+@testable import Homeserver
 
 /// `retrigger-stale` against one real Syncthing (a folder with a file, shared with a peer that never
 /// connects, so Syncthing reports it needs the whole folder) and the scripted relay stand-in.

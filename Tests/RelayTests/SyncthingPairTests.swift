@@ -2,7 +2,7 @@ import Foundation
 import Runner
 import Testing
 import TestSupport
-@testable import Relay
+@testable import Homeserver
 
 /// `retrigger-stale` between two real Syncthing instances on loopback. A serves its GUI with `tls="true"`,
 /// so every pass here also goes through the pinned self-signed `https-cert.pem`.

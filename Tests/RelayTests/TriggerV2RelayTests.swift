@@ -78,7 +78,7 @@ import TestSupport
         try register(front, victim.deviceID, 220)
         let trailing = victim.certificateDER + [0], truncated = Array(victim.certificateDER.dropLast(10))
         let garbage = [UInt8](repeating: 0x30, count: 300)
-        for (n, der) in [trailing, truncated, garbage].enumerated() { try register(front, SyncthingDeviceID.of(certificateDER: der), 221 + n) }
+        for (n, der) in [trailing, truncated, garbage].enumerated() { try register(front, DeviceIDEncoding.of(certificateDER: der), 221 + n) }
         let port = try front.startServer(["--no-push"])
         defer { front.stop() }
         let base = "http://127.0.0.1:\(port)"
@@ -107,13 +107,13 @@ import TestSupport
         cases.append(("five minutes ahead", try TriggerV2Keys.body(victim, at: now.addingTimeInterval(300)), 401, "timestamp-out-of-window"))
         for (name, der) in [("trailing bytes", trailing), ("a truncated certificate", truncated), ("not a certificate", garbage)] {
             n = try nonce()
-            let device = SyncthingDeviceID.of(certificateDER: der)
+            let device = DeviceIDEncoding.of(certificateDER: der)
             cases.append((name, TriggerV2Keys.body(deviceID: device, certificate: der, ts: ts, nonce: n,
                                                    signature: try signed(victim, deviceID: device, ts: ts, nonce: n)), 400, "bad-certificate"))
         }
         let large = [0x30, 0x82, 0x13, 0x84] + [UInt8](repeating: 0, count: 5000)
         n = try nonce()
-        cases.append(("an absurdly large certificate", TriggerV2Keys.body(deviceID: SyncthingDeviceID.of(certificateDER: large), certificate: large, ts: ts, nonce: n,
+        cases.append(("an absurdly large certificate", TriggerV2Keys.body(deviceID: DeviceIDEncoding.of(certificateDER: large), certificate: large, ts: ts, nonce: n,
                                                                            signature: try signed(victim, deviceID: victim.deviceID, ts: ts, nonce: n)), 413, "certificate-too-large"))
         cases.append(("an unsigned v1 body", Array("{\"device_id\":\"\(victim.deviceID)\"}".utf8), 400, "missing-member"))
         for (name, body, status, word) in cases {

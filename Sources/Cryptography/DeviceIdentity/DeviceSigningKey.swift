@@ -36,7 +36,7 @@ public struct DeviceSigningKey: Sendable {
         }
         certificateDER = der
         self.certificate = certificate
-        deviceID = SyncthingDeviceID.of(certificateDER: der)
+        deviceID = DeviceIDEncoding.of(certificateDER: der)
         key = owned
     }
 

@@ -113,7 +113,7 @@ public enum TriggerV2 {
     /// The checks after the store's cheap ones, in order: the certificate hashes to the Device ID, parses strictly
     /// with an accepted key, and that key's signature over the signed message verifies.
     public static func authenticate(_ request: Request) throws(Refusal) {
-        guard SyncthingDeviceID.of(certificateDER: request.certificateDER) == request.deviceID else { throw .certificateMismatch }
+        guard DeviceIDEncoding.of(certificateDER: request.certificateDER) == request.deviceID else { throw .certificateMismatch }
         guard let certificate = try? DeviceCertificate(der: request.certificateDER) else { throw .badCertificate }
         guard certificate.isValidSignature(request.signature, for: request.signedMessage) else { throw .badSignature }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import RelayWire
 import Runner
 
 /// The few Syncthing REST calls the helper makes (`X-API-Key`, JSON answers), with failures mapped to
@@ -99,7 +100,7 @@ struct SyncthingClient {
     }
 
     static func myID(_ body: Any?) throws(Failure) -> String {
-        guard let id = (body as? [String: Any])?["myID"] as? String, RelayIdentifiers.deviceID(id) != nil else { throw .malformedAnswer }
+        guard let id = (body as? [String: Any])?["myID"] as? String, SyncthingDeviceID.canonical(id) != nil else { throw .malformedAnswer }
         return id
     }
 

@@ -3,7 +3,7 @@
 /// dash-separated groups of seven (`XXXXXXX-XXXXXXX-…`, 63 characters).
 ///
 /// The algorithm, with a worked example, is in docs/protocols/trigger-v2.md ("Device IDs").
-public enum SyncthingDeviceID {
+public enum DeviceIDEncoding {
     /// RFC 4648 base32's alphabet, which is also the Luhn alphabet.
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
 

@@ -1,0 +1,16 @@
+import Runner
+
+/// The homeserver helper (the seed's `vaultsync-notify`): it runs beside Syncthing and wakes the relay when a
+/// remote device has something to fetch.
+///
+/// `RetriggerStaleJob` is the stale-peer sweep (over `SyncthingClient`, `StalePeerCheck` and `RelayClient`);
+/// `HelperConfiguration` reads the environment and Syncthing's config.xml (`SyncthingConfigFile`), and
+/// `HelperPreflight` is the helper's preflight as `job doctor`'s `retrigger-stale` group. The helper shares only the
+/// relay API's wire types (`RelayWire`) with the relay server. Its tables are `HomeserverMigrations`.
+public enum HomeserverModule {
+    public static let module = Module(
+        name: "homeserver",
+        migrations: HomeserverMigrations.all,
+        jobs: [RetriggerStaleJob()],
+        doctor: [HelperPreflight.group])
+}
