@@ -8,7 +8,8 @@ import Runner
 /// One pass: if the cadence since the last sent wake-up has not elapsed, a 429 back-off or a transient
 /// back-off is in force, or the subscription was found inactive less than a cadence ago → `skipped`, no
 /// network. Otherwise read `myID`, the devices and folders, and each unpaused remote device's completion per
-/// shared, unpaused (and watched) folder; any need → `POST RELAY_URL/api/v1/trigger`. The relay's answer
+/// shared, unpaused (and watched) folder; any need → a trigger through `TriggerSender` (authenticated
+/// `POST RELAY_URL/api/v2/trigger` when this Syncthing's key is readable, else `/api/v1/trigger`). The relay's answer
 /// decides the outcome (see `RelayAnswer`): 202 sent; 400–403 recorded, exit 0; 404 exit 78; 429 back-off
 /// stored; 5xx and transport errors up to 3 tries with exponential back-off and jitter, then exit 75 with the
 /// back-off stored.
@@ -70,6 +71,9 @@ struct RetriggerStaleJob: Job {
         }
 
         let relay = RelayClient(baseURL: config.relayURL, caFile: context.env("RELAY_CA_FILE"))
+        let key = DeviceKeyFiles.load(configPath: config.syncthing.configPath, myID: check.myID)
+        if case .failure(let unusable) = key { context.logger.warn("relay.device_key_unusable", ["reason": .of(unusable.fallback)]) }
+        let sender = TriggerSender(relay: relay, key: key, cadenceSeconds: config.cadenceSeconds)
         var answer = RelayAnswer.transient
         var tries = 0
         while tries < Self.maxTries {
@@ -79,9 +83,11 @@ struct RetriggerStaleJob: Job {
                 Thread.sleep(forTimeInterval: pause)
             }
             tries += 1
-            let (classified, status) = relay.trigger(deviceID: check.myID, now: context.now)
-            answer = classified
-            context.logger.info("relay.answer", ["status": .int(status ?? 0), "try": .int(tries)])
+            let sent = try sender.send(deviceID: check.myID, now: context.now, db: db)
+            answer = sent.answer
+            context.logger.info("relay.answer", ["status": .int(sent.status ?? 0), "try": .int(tries), "authenticated": .bool(sent.authenticated)])
+            if let fallback = sent.fallback { context.logger.info("relay.sent_v1", ["reason": .of(fallback)]) }
+            counts["authenticated"] = sent.authenticated ? 1 : 0
             if answer != .transient { break }
         }
         counts["tries"] = tries
