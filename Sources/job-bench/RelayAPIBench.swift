@@ -8,7 +8,9 @@ import Store
 /// `relay-api`: triggers per second and p99 latency from concurrent keep-alive clients (curl, one process per
 /// client) through nginx (the shipped `jobs/nginx-relay.conf`, TLS) to `job serve-relay`, next to the same
 /// nginx serving a static file to the same clients in the same run (the ratio is reported); then trigger-to-push
-/// latency: a trigger to a pushing serve-relay until the local HTTP/2 APNs stand-in logs the push.
+/// latency: a trigger to a pushing serve-relay until the local HTTP/2 APNs stand-in logs the push. Authenticated (v2)
+/// triggers run in the same session next to v1 (`TriggerV2Load`), with the serve-relay CPU a forged request costs when
+/// it fails the cheap checks and when it fails the signature check.
 enum RelayAPIBench {
     static func run(_ arguments: ArraySlice<String>) throws {
         var clients = 64, requests = 200, samples = 20, threads = 4
@@ -38,8 +40,15 @@ enum RelayAPIBench {
 
         // A store of operator-provisioned Device IDs: each gets at most 5 triggers, under the 10-a-minute limit.
         let devices = clients * requests / 5 + clients
+        // v2: the same number of requests over Device IDs of their own, plus devices for the forged batches (at most 5
+        // forgeries each), all derived from one P-384 key (see `TriggerV2Load`).
+        let v2Key = try TriggerV2Load.key()
+        let forgeries = min(2_000, clients * requests)
+        let v2Devices = devices + forgeries / 5 + 1
+        let v2Certificates = try (0..<v2Devices).map { try TriggerV2Load.certificate(v2Key.certificateDER, $0) }
+        let v2IDs = v2Certificates.map { DeviceIDEncoding.of(certificateDER: $0) }
         let store = directory + "/relay.sqlite"
-        try seed(store, job: job, devices: devices)
+        try seed(store, job: job, devices: devices + v2Devices) { $0 < devices ? deviceID($0) : v2IDs[$0 - devices] }
         let environment = ["HOME": directory, "PATH": "/usr/bin:/bin", "STOREKIT_BUNDLE_ID": "eu.vaultsync.app", "STOREKIT_PRODUCT_IDS": "relay"]
         let (server, serverPort) = try startServer(job, store: store, options: ["--no-push", "--threads", String(threads)], environment: environment, directory: directory)
         children.append(server)
@@ -62,6 +71,46 @@ enum RelayAPIBench {
             print("  \(name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(String(result.count).padding(toLength: 9, withPad: " ", startingAt: 0)) \(answers.padding(toLength: 14, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.seconds, 2).padding(toLength: 8, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(Double(result.count) / result.seconds, 0).padding(toLength: 11, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.p50 * 1000, 2).padding(toLength: 7, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(result.p99 * 1000, 2))")
         }
         print("  ratio relay/static: \(RelayBenchSupport.format((Double(trigger.count) / trigger.seconds) / (Double(staticFile.count) / staticFile.seconds), 3))")
+
+        // v2 through nginx, the same clients and requests; bodies are signed up front (5 per Device ID).
+        let signStart = DispatchTime.now()
+        let ts = Int64(Date().timeIntervalSince1970)
+        let v2Bodies = try (0..<(clients * requests)).map { try TriggerV2Load.body(key: v2Key, cert: v2Certificates[$0 / 5], ts: ts) }
+        let signSeconds = Double(DispatchTime.now().uptimeNanoseconds - signStart.uptimeNanoseconds) / 1e9
+        let v2 = try load(directory: directory, label: "trigger-v2", clients: clients, requests: requests) { i in
+            (url: "https://127.0.0.1:\(nginxPort)/api/v2/trigger", body: v2Bodies[i])
+        }
+        guard v2.codes[202, default: 0] == clients * requests else { throw BenchFailure("not every v2 trigger was accepted: \(v2.codes)") }
+        let v1Rate = Double(trigger.count) / trigger.seconds, v2Rate = Double(v2.count) / v2.seconds
+        print("  POST /api/v2/trigger (relay)   \(v2.count) requests, \(RelayBenchSupport.format(v2.seconds, 2)) s: \(RelayBenchSupport.format(v2Rate, 0)) requests/s, "
+              + "p50 \(RelayBenchSupport.format(v2.p50 * 1000, 2)) ms, p99 \(RelayBenchSupport.format(v2.p99 * 1000, 2)) ms (signed beforehand in \(RelayBenchSupport.format(signSeconds, 1)) s)")
+        print("  ratio v2/v1: \(RelayBenchSupport.format(v2Rate / v1Rate, 3)) (goal ≥ 0.8)")
+        print("  P-384 check in this process (SHA-256, strict parse, verify): median \(RelayBenchSupport.format(try TriggerV2Load.verifySeconds(key: v2Key) * 1000, 3)) ms")
+
+        // serve-relay CPU per forged request, straight to serve-relay: failing the timestamp (before the store), the
+        // cheap store checks (a Device ID without registration), and the signature (a registered device, a bad signature).
+        let direct = "http://127.0.0.1:\(serverPort)/api/v2/trigger"
+        let unregistered = try (0..<forgeries).map { try TriggerV2Load.certificate(v2Key.certificateDER, 1_000_000 + $0) }
+        let perClient = max(1, forgeries / clients)
+        let batches: [(String, (Int) -> String)] = [
+            ("stale timestamp (401 timestamp-out-of-window)", { i in (try? TriggerV2Load.body(key: v2Key, cert: unregistered[i], ts: ts - 600)) ?? "" }),
+            ("unregistered Device ID (403, store checked)", { i in (try? TriggerV2Load.body(key: v2Key, cert: unregistered[i], ts: ts)) ?? "" }),
+            ("bad signature (401, P-384 verified)", { i in (try? TriggerV2Load.body(key: v2Key, cert: v2Certificates[devices + i / 5], ts: ts, forge: true)) ?? "" }),
+        ]
+        print("  serve-relay CPU per forged v2 request (\(clients * perClient) requests each, direct):")
+        for (name, make) in batches {
+            let bodies = (0..<(clients * perClient)).map(make)
+            let before = TriggerV2Load.cpuSeconds(server.processIdentifier)
+            let result = try load(directory: directory, label: "forged", clients: clients, requests: perClient) { i in (url: direct, body: bodies[i]) }
+            let cpu = TriggerV2Load.cpuSeconds(server.processIdentifier) - before
+            let answers = result.codes.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
+            print("    \(name.padding(toLength: 46, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(cpu / Double(max(result.count, 1)) * 1e6, 0)) µs CPU each (\(answers))")
+        }
+        let v1CPUBefore = TriggerV2Load.cpuSeconds(server.processIdentifier)
+        let v1Again = try load(directory: directory, label: "trigger-cpu", clients: clients, requests: perClient) { i in
+            (url: "http://127.0.0.1:\(serverPort)/api/v1/trigger", body: "{\\\"device_id\\\":\\\"\(deviceID(i % devices))\\\"}")
+        }
+        print("    \("accepted v1 trigger, for scale".padding(toLength: 46, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format((TriggerV2Load.cpuSeconds(server.processIdentifier) - v1CPUBefore) / Double(max(v1Again.count, 1)) * 1e6, 0)) µs CPU each")
 
         // Trigger → push: a pushing serve-relay over a fresh store, the APNs stand-in, one trigger at a time.
         let (standIn, apnsEnvironment) = try startStandIn(directory: directory)
@@ -104,7 +153,7 @@ enum RelayAPIBench {
         return stride(from: 0, to: 56, by: 7).map { String(chars[$0..<$0 + 7]) }.joined(separator: "-")
     }
 
-    private static func seed(_ store: String, job: String, devices: Int) throws {
+    private static func seed(_ store: String, job: String, devices: Int, deviceID: (Int) -> String = deviceID) throws {
         let db = try RelayBenchSupport.createStore(store, job: job)
         try RegistrationSeeder.seed(database: db, storeKey: try RelayBenchSupport.storeKey(store), devices: devices, tokensPerDevice: 1,
                                     registeredAt: 1_780_000_000_000, triggeredAt: nil, deviceID: deviceID,
