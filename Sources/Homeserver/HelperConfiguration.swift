@@ -19,7 +19,13 @@ struct HelperConfiguration {
         ("STALE_RETRIGGER_SECONDS", "cadence of stale-peer wake-ups (default 21600; 0 disables)"),
         ("WATCHED_FOLDERS", "comma-separated folder IDs to check (default: all)"),
     ]
+    /// What `watch-syncthing` reads besides the sweep's variables.
+    static let watcherEnvironmentKeys: [(name: String, help: String)] = [
+        ("DEBOUNCE_SECONDS", "watch-syncthing: seconds after the last change before one wake-up is sent (default 5, at least 1)"),
+        ("STARTUP_ANNOUNCE", "watch-syncthing: send one wake-up when it starts (default on; 0/false/no/off, 1/true/yes/on)"),
+    ]
     static let defaultCadenceSeconds = 21_600
+    static let defaultDebounceSeconds = 5.0
 
     /// Where Syncthing's REST API is and how to trust it.
     struct SyncthingEndpoint {
@@ -63,6 +69,23 @@ struct HelperConfiguration {
             throw JobError.configuration("stale-retrigger-seconds", "STALE_RETRIGGER_SECONDS must be a whole number of seconds (0 disables)")
         }
         return seconds
+    }
+
+    /// `DEBOUNCE_SECONDS`: a number of seconds, at least 1 and at most a day (default 5).
+    static func debounceSeconds(_ env: [String: String]) throws -> Double {
+        guard let text = value(env, "DEBOUNCE_SECONDS") else { return defaultDebounceSeconds }
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 1, seconds <= 86_400 else {
+            throw JobError.configuration("debounce-seconds", "DEBOUNCE_SECONDS must be a number of seconds from 1 to 86400")
+        }
+        return seconds
+    }
+
+    /// `STARTUP_ANNOUNCE`: on unless 0/false/no/off (default on).
+    static func startupAnnounce(_ env: [String: String]) throws -> Bool {
+        guard let text = value(env, "STARTUP_ANNOUNCE")?.lowercased() else { return true }
+        if ["1", "true", "yes", "on"].contains(text) { return true }
+        if ["0", "false", "no", "off"].contains(text) { return false }
+        throw JobError.configuration("startup-announce", "STARTUP_ANNOUNCE must be one of 0/false/no/off or 1/true/yes/on")
     }
 
     static func watchedFolders(_ env: [String: String]) -> Set<String>? {

@@ -103,9 +103,9 @@ enum HelperPreflight {
             let configPath = try? HelperConfiguration.syncthingEndpoint(session.context.environment).configPath
             let cadence = (try? HelperConfiguration.cadence(session.context.environment)) ?? HelperConfiguration.defaultCadenceSeconds
             let sender = TriggerSender(relay: RelayClient(baseURL: url, caFile: session.context.env("RELAY_CA_FILE")),
-                                       key: DeviceKeyFiles.load(configPath: configPath ?? nil, myID: myID), cadenceSeconds: cadence)
+                                       configPath: configPath ?? nil, cadenceSeconds: cadence, database: session.context.database)
             let sent: TriggerSender.Sent
-            do { sent = try sender.send(deviceID: myID, now: session.context.now, db: session.context.database) } catch let error as JobError {
+            do { sent = try sender.send(deviceID: myID, now: session.context.now, logger: session.context.logger, attempt: 1) } catch let error as JobError {
                 return .fail(error)
             } catch { return .fail("the helper's state cannot be stored", .configuration) }
             let (answer, status) = (sent.answer, sent.status)

@@ -3,7 +3,8 @@ import Runner
 /// The homeserver helper (the seed's `vaultsync-notify`): it runs beside Syncthing and wakes the relay when a
 /// remote device has something to fetch.
 ///
-/// `RetriggerStaleJob` is the stale-peer sweep (over `SyncthingClient`, `StalePeerCheck` and `RelayClient`);
+/// `WatchSyncthingCommand` (`watch-syncthing`, `ChangeWatcher` over `EventStream`) is the change-driven path, and
+/// `RetriggerStaleJob` the stale-peer sweep (over `SyncthingClient`, `StalePeerCheck` and `RelayClient`);
 /// `HelperConfiguration` reads the environment and Syncthing's config.xml (`SyncthingConfigFile`), and
 /// `HelperPreflight` is the helper's preflight as `job doctor`'s `retrigger-stale` group. The helper shares only the
 /// relay API's wire types (`RelayWire`) with the relay server. Its tables are `HomeserverMigrations`.
@@ -12,5 +13,6 @@ public enum HomeserverModule {
         name: "homeserver",
         migrations: HomeserverMigrations.all,
         jobs: [RetriggerStaleJob()],
+        commands: [WatchSyncthingCommand()],
         doctor: [HelperPreflight.group])
 }

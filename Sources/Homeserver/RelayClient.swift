@@ -39,9 +39,10 @@ struct RelayClient {
     let http: HTTPClient
 
     /// `caFile` (`RELAY_CA_FILE`) adds a CA bundle for a relay with a private certificate; verification stays full.
-    init(baseURL: String, caFile: String? = nil) {
+    /// `connectTimeout` and `totalTimeout` bound one call (seconds).
+    init(baseURL: String, caFile: String? = nil, connectTimeout: Double = 10, totalTimeout: Double = 20) {
         self.baseURL = baseURL
-        http = HTTPClient(options: HTTPClient.Options(connectTimeout: 10, totalTimeout: 20, maxResponseBodyBytes: 64 << 10, httpVersion: .http2OrHTTP1_1,
+        http = HTTPClient(options: HTTPClient.Options(connectTimeout: connectTimeout, totalTimeout: totalTimeout, maxResponseBodyBytes: 64 << 10, httpVersion: .http2OrHTTP1_1,
                                                       tls: TLSOptions(caFile: caFile)))
     }
 
@@ -64,9 +65,12 @@ struct RelayClient {
     }
 
     /// True when `/api/v1/health` answers 200 with `{"status":"ok"}` (only `status` is checked).
-    func isHealthy() -> Bool {
-        guard let response = try? http.send(HTTPRequest(method: "GET", url: baseURL + "/api/v1/health")) else { return false }
-        return Self.isHealthyAnswer(status: response.status, body: response.body)
+    func isHealthy() -> Bool { health().healthy }
+
+    /// The health answer: whether it is `{"status":"ok"}`, and its status (nil: no answer).
+    func health() -> (healthy: Bool, status: Int?) {
+        guard let response = try? http.send(HTTPRequest(method: "GET", url: baseURL + "/api/v1/health")) else { return (false, nil) }
+        return (Self.isHealthyAnswer(status: response.status, body: response.body), response.status)
     }
 
     /// The health answer's decoder, pure (fuzzed through `RelayFuzzing`).

@@ -5,14 +5,15 @@ import Runner
 /// data, re-send a wake-up to the relay on a slow cadence, so a phone that missed its push (APNs keeps a
 /// silent push for about an hour) catches up without waiting for the next change.
 ///
-/// One pass: if the cadence since the last sent wake-up has not elapsed, a 429 back-off or a transient
-/// back-off is in force, or the subscription was found inactive less than a cadence ago → `skipped`, no
-/// network. Otherwise read `myID`, the devices and folders, and each unpaused remote device's completion per
+/// One pass: if the cadence since the last sent wake-up (by this sweep or by `watch-syncthing`) has not elapsed, a
+/// 429 back-off or a transient back-off is in force, the subscription was found inactive less than a cadence ago, or
+/// a running watcher holds a wake-up back → `skipped`, no network. Otherwise read `myID`, the devices and folders, and each unpaused remote device's completion per
 /// shared, unpaused (and watched) folder; any need → a trigger through `TriggerSender` (authenticated
 /// `POST RELAY_URL/api/v2/trigger` when this Syncthing's key is readable, else `/api/v1/trigger`). The relay's answer
 /// decides the outcome (see `RelayAnswer`): 202 sent; 400–403 recorded, exit 0; 404 exit 78; 429 back-off
 /// stored; 5xx and transport errors up to 3 tries with exponential back-off and jitter, then exit 75 with the
-/// back-off stored.
+/// back-off stored. The send and the table are `TriggerSender`'s, shared with `watch-syncthing`; the pass also
+/// skips while the watcher has a wake-up pending (see `RetriggerState`).
 struct RetriggerStaleJob: Job {
     let name = "retrigger-stale"
     let libraries: [LazyLibrary] = [.curl]
@@ -44,6 +45,7 @@ struct RetriggerStaleJob: Job {
             case .cadence: return .skipped("cadence")
             case .backoff: return .skipped("backoff")
             case .subscriptionInactive: return .skipped("subscription-inactive")
+            case .watcherPending: return .skipped("watcher-pending")
             }
         }
 
@@ -70,25 +72,20 @@ struct RetriggerStaleJob: Job {
             return .completed(counts)
         }
 
-        let relay = RelayClient(baseURL: config.relayURL, caFile: context.env("RELAY_CA_FILE"))
-        let key = DeviceKeyFiles.load(configPath: config.syncthing.configPath, myID: check.myID)
-        if case .failure(let unusable) = key { context.logger.warn("relay.device_key_unusable", ["reason": .of(unusable.fallback)]) }
-        let sender = TriggerSender(relay: relay, key: key, cadenceSeconds: config.cadenceSeconds)
+        let sender = TriggerSender(relay: RelayClient(baseURL: config.relayURL, caFile: context.env("RELAY_CA_FILE")),
+                                   configPath: config.syncthing.configPath, cadenceSeconds: config.cadenceSeconds, database: db)
         var answer = RelayAnswer.transient
         var tries = 0
         while tries < Self.maxTries {
             if tries > 0 {
                 try context.checkCancellation()
-                let pause = Self.retryBaseSeconds * pow(2, Double(tries - 1)) * Double.random(in: 0.5...1.5)
-                Thread.sleep(forTimeInterval: pause)
+                Thread.sleep(forTimeInterval: TriggerSender.retryPause(attempt: tries, base: Self.retryBaseSeconds, cap: 60))
             }
             tries += 1
-            let sent = try sender.send(deviceID: check.myID, now: context.now, db: db)
+            let sent = try sender.send(deviceID: check.myID, now: context.now, logger: context.logger, attempt: tries)
             answer = sent.answer
-            context.logger.info("relay.answer", ["status": .int(sent.status ?? 0), "try": .int(tries), "authenticated": .bool(sent.authenticated)])
-            if let fallback = sent.fallback { context.logger.info("relay.sent_v1", ["reason": .of(fallback)]) }
             counts["authenticated"] = sent.authenticated ? 1 : 0
-            if answer != .transient { break }
+            if !TriggerSender.reaction(to: answer, now: now).isRetry { break }
         }
         counts["tries"] = tries
         try state.after(answer, now: now, cadenceSeconds: config.cadenceSeconds).save(db)
@@ -106,7 +103,7 @@ struct RetriggerStaleJob: Job {
             counts["rate_limited"] = 1
             return .completed(counts)
         case .notFound:
-            throw JobError.configuration("relay-not-found", "the relay answered 404 to the trigger: RELAY_URL is wrong or the relay is broken")
+            throw TriggerSender.notFoundError
         case .transient:
             throw JobError.transient("relay-unavailable", "the relay did not accept the trigger after \(tries) tries; later passes wait for the stored back-off")
         }

@@ -2,7 +2,8 @@ import Runner
 import Store
 
 /// What `retrigger-stale` remembers between passes, and the pure rules over it: whether a pass may touch
-/// the network, and how each relay answer moves the state.
+/// the network, and how each relay answer moves the state. `watch-syncthing` moves the same state with its
+/// answers (its wake-ups count as the last sent), and adds its presence (`WatcherPresence`).
 struct RetriggerState: Equatable {
     var lastSentAt: Int64?
     var lastCheckedAt: Int64?
@@ -12,9 +13,16 @@ struct RetriggerState: Equatable {
     /// A 429 (`Retry-After`) or exhausted 5xx retries: no network before this instant.
     var backoffUntilAt: Int64?
     var transientFailures = 0
+    /// The watcher holds a wake-up back (debounce, or a relay back-off) since this instant; nil when none.
+    var watcherPendingSince: Int64?
+    /// When the watcher last said it is alive.
+    var watcherSeenAt: Int64?
+
+    /// How recent the watcher's last sign of life must be for its pending wake-up to hold the sweep back.
+    static let watcherAliveMilliseconds: Int64 = 90_000
 
     /// Why a pass does nothing.
-    enum Skip: String, LogWord { case disabled, cadence, backoff, subscriptionInactive = "subscription-inactive" }
+    enum Skip: String, LogWord { case disabled, cadence, backoff, subscriptionInactive = "subscription-inactive", watcherPending = "watcher-pending" }
 
     /// Pure gate: nil when the pass may check Syncthing and send, else why not.
     func skipReason(now: Int64, cadenceSeconds: Int) -> Skip? {
@@ -22,6 +30,7 @@ struct RetriggerState: Equatable {
         if let until = backoffUntilAt, now < until { return .backoff }
         if let until = inactiveUntilAt, now < until { return .subscriptionInactive }
         if let sent = lastSentAt, now - sent < Int64(cadenceSeconds) * 1000 { return .cadence }
+        if watcherPendingSince != nil, let seen = watcherSeenAt, abs(now - seen) < Self.watcherAliveMilliseconds { return .watcherPending }
         return nil
     }
 
@@ -84,12 +93,15 @@ struct RetriggerState: Equatable {
 
     static func load(_ db: Database) throws -> RetriggerState {
         guard let row = try db.queryOne("""
-            SELECT last_sent_at, last_checked_at, last_answer, inactive_until_at, backoff_until_at, transient_failures FROM relay_helper_state WHERE id = 1
+            SELECT last_sent_at, last_checked_at, last_answer, inactive_until_at, backoff_until_at, transient_failures,
+                watcher_pending_since, watcher_seen_at FROM relay_helper_state WHERE id = 1
             """) else { return RetriggerState() }
         return RetriggerState(lastSentAt: try row.get(0), lastCheckedAt: try row.get(1), lastAnswer: try row.get(2),
-                              inactiveUntilAt: try row.get(3), backoffUntilAt: try row.get(4), transientFailures: try row.get(5))
+                              inactiveUntilAt: try row.get(3), backoffUntilAt: try row.get(4), transientFailures: try row.get(5),
+                              watcherPendingSince: try row.get(6), watcherSeenAt: try row.get(7))
     }
 
+    /// Stores the sweep's columns; the watcher's presence columns are written only by `WatcherPresence`.
     func save(_ db: Database) throws {
         try db.writeIfNeeded { db in
             try db.execute("""

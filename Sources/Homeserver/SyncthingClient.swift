@@ -38,16 +38,22 @@ struct SyncthingClient {
 
     let endpoint: HelperConfiguration.SyncthingEndpoint
     let http: HTTPClient
+    /// For the event long-poll: its total timeout leaves room for the poll's own.
+    let eventsHTTP: HTTPClient
+    /// How long one `/rest/events` long-poll waits for an event (seconds).
+    static let eventPollSeconds = 30
 
     init(endpoint: HelperConfiguration.SyncthingEndpoint) {
         self.endpoint = endpoint
         http = HTTPClient(options: HTTPClient.Options(connectTimeout: 5, totalTimeout: 20, maxResponseBodyBytes: 4 << 20, tls: endpoint.tls))
+        eventsHTTP = HTTPClient(options: HTTPClient.Options(connectTimeout: 5, totalTimeout: Double(Self.eventPollSeconds + 15),
+                                                            maxResponseBodyBytes: 16 << 20, tls: endpoint.tls))
     }
 
-    private func get(_ path: String, authenticated: Bool = true) throws(Failure) -> (status: Int, body: Any?) {
+    private func get(_ path: String, authenticated: Bool = true, client: HTTPClient? = nil) throws(Failure) -> (status: Int, body: Any?) {
         let headers: [(name: String, value: String)] = authenticated ? [("X-API-Key", endpoint.apiKey)] : []
         let response: HTTPResponse
-        do { response = try http.send(HTTPRequest(method: "GET", url: endpoint.url + path, headers: headers)) } catch {
+        do { response = try (client ?? http).send(HTTPRequest(method: "GET", url: endpoint.url + path, headers: headers)) } catch {
             throw .unreachable(error.transportKind)
         }
         if response.status == 403 { throw .keyRefused }
@@ -74,6 +80,23 @@ struct SyncthingClient {
 
     /// `/rest/system/status` → `myID`.
     func myID() throws(Failure) -> String { try Self.myID(try getOK("/rest/system/status")) }
+
+    /// `/rest/system/status` → `myID`, and `startTime` and `uptime` (seconds), which tell a restart (nil if absent).
+    func status() throws(Failure) -> (myID: String, startTime: String?, uptime: Int64?) {
+        let body = try getOK("/rest/system/status")
+        let object = body as? [String: Any]
+        return (try Self.myID(body), object?["startTime"] as? String, (object?["uptime"] as? NSNumber)?.int64Value)
+    }
+
+    /// One `/rest/events` long-poll for the watcher's event types after event `since`, waiting up to `timeout`
+    /// seconds for one (0: answer at once).
+    func events(since: Int64, timeout: Int) throws(Failure) -> [SyncthingEvent] {
+        let types = SyncthingEvent.subscribedTypes.joined(separator: ",")
+        let (status, body) = try get("/rest/events?events=\(types)&since=\(since)&timeout=\(timeout)", client: eventsHTTP)
+        guard status == 200 else { throw .unexpectedStatus(status) }
+        guard let events = SyncthingEvent.decode(body) else { throw .malformedAnswer }
+        return events
+    }
 
     /// `/rest/config/devices` (includes the local device).
     func devices() throws(Failure) -> [Device] { try Self.devices(try getOK("/rest/config/devices")) }

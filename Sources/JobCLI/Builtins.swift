@@ -32,6 +32,11 @@ enum Builtins {
         // A pass holding its lease is running, even when a later pass recorded `skipped` against that lease.
         let running = try Lease.running(database: database, now: Date().unixMilliseconds)
         let nextRuns = SystemdTimers.nextRuns(jobs: jobs.map(\.name))
+        // A `running` row whose lease no live process holds (SIGKILL, OOM, a crash) will never finish: it is shown
+        // as failed (killed), as the job's next pass records it, instead of `running` until that pass (maybe a day).
+        func outcome(_ run: Ledger.Run) -> (outcome: String, reason: String?) {
+            run.outcome == "running" && running[run.job] == nil ? ("failed", "killed") : (run.outcome, run.reason)
+        }
         func time(_ ms: Int64?) -> JSON { ms.map { .string(Date(unixMilliseconds: $0).rfc3339) } ?? .null }
         func summary(_ run: Ledger.Run?) -> JSON {
             guard let run else { return .null }
@@ -42,11 +47,12 @@ enum Builtins {
             let rows: [JSON] = jobs.map { job in
                 let run = byJob[job.name]
                 let since = running[job.name]
-                return ["job": .string(job.name), "outcome": since != nil ? .string("running") : .optional(run?.outcome),
+                let shown = run.map(outcome)
+                return ["job": .string(job.name), "outcome": since != nil ? .string("running") : .optional(shown?.outcome),
                         "running_since": time(since),
                         "started_at": time(run?.startedAt), "finished_at": time(run?.finishedAt),
                         "duration_ms": .optional(run?.durationMilliseconds), "exit_code": .optional(run?.exitCode),
-                        "counts": run.map { countsJSON($0.countsJSON) } ?? .object([]), "reason": .optional(run?.reason),
+                        "counts": run.map { countsJSON($0.countsJSON) } ?? .object([]), "reason": .optional(since != nil ? run?.reason : shown?.reason),
                         "last_completed": summary(completed[job.name]), "last_failed": summary(failed[job.name]),
                         "next_run": .optional(nextRuns[job.name])]
             }
@@ -66,7 +72,8 @@ enum Builtins {
                 continue
             }
             guard let run = byJob[job.name] else { table.append([job.name, "never", "-", "-", "-", "-"] + next + ["-"]); continue }
-            let outcome = run.outcome + (run.reason.map { " (\($0))" } ?? "")
+            let shown = outcome(run)
+            let outcome = shown.outcome + (shown.reason.map { " (\($0))" } ?? "")
             let finished = run.finishedAt.map { Date(unixMilliseconds: $0).rfc3339 } ?? "-"
             let duration = run.durationMilliseconds.map { "\($0) ms" } ?? "-"
             let counts: String

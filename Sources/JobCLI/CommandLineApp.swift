@@ -19,6 +19,7 @@ public struct CommandLineApp {
         ("version", "the version, commit and library versions (also --version)", ""),
         ("completions", "print a shell completion script generated from the command table", "bash|zsh|fish"),
         ("manpage", "print the man page (roff; view with man -l)", ""),
+        ("reference", "print the command reference (Markdown, docs/reference/commands.md)", ""),
     ]
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
@@ -75,6 +76,10 @@ public struct CommandLineApp {
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "manpage")
                 output.write(Completions(catalog: catalog).manpage())
                 return .success
+            case "reference":
+                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "reference")
+                output.write(CommandReference(catalog: catalog).markdown())
+                return .success
             case "version":
                 _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "version")
                 output.write(Builtins.versionText(invocation.jsonOutput))
@@ -114,7 +119,8 @@ public struct CommandLineApp {
                                           positionals: command.positionals, commandName: command.displayName)
             try invocation.requireSQLiteStore(for: command.displayName, runsOnPostgreSQL: command.runsOnPostgreSQL)
             for library in command.libraries { try library.require() }
-            let database = try invocation.openStore(catalog)
+            // `doctor` reports a store it cannot write instead of failing to open it.
+            let database = try command.path == ["doctor"] ? invocation.openStoreForReport(catalog) : invocation.openStore(catalog)
             let context = invocation.context(name: command.displayName, database: database, arguments: arguments, dryRun: false, catalog: catalog)
             try command.run(context)
             return .success
@@ -124,7 +130,7 @@ public struct CommandLineApp {
                 ? "Usage: job [--store STORE] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands." : nil
             errorOutput(Logger.failureLine(command: nil, failure, format: CommandLineApp.logFormat(arguments, environment),
                                            priorityPrefix: Logger.stderrIsJournal(environment: environment), usageHint: hint))
-            if CommandLineApp.wantsJSON(arguments) { output.write(CommandLineApp.failureJSON(failure).rendered() + "\n") }
+            if CommandLineApp.wantsJSON(arguments) && !failure.printedAsJSON { output.write(CommandLineApp.failureJSON(failure).rendered() + "\n") }
             return failure.exitCode
         }
     }

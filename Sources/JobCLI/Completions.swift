@@ -130,8 +130,21 @@ struct Completions {
         }
         text += ".SH SETTINGS\n"
         for spec in catalog.settings { text += ".TP\n.B \(esc(spec.key))\n\(esc(spec.summary)) (default \(esc(spec.defaultValue)))\n" }
-        text += ".SH EXIT STATUS\n" + Help.exitCodes.split(separator: "\n").dropFirst().map { ".br\n" + esc(String($0).trimmingCharacters(in: .whitespaces)) + "\n" }.joined()
-        text += ".SH ENVIRONMENT\nJOB_STORE, JOB_NOW, JOB_METRICS_DIR, JOB_LOG_FORMAT, JOB_LOG_LEVEL, JOB_STORE_KEY_FILE, and each job's own (\\fBjob help\\fR \\fIJOB\\fR).\n"
-        return text
+        text += ".SH EXIT STATUS\n" + ReferenceFacts.exitCodes.map { ".TP\n.B \($0.code)\n\(esc($0.meaning))\n" }.joined()
+        text += ".SH ENVIRONMENT\n" + ReferenceFacts.environment.map { ".TP\n.B \(esc($0.name))\n\(esc($0.help))\n" }.joined()
+        text += ".PP\nEach job's own variables: \\fBjob help\\fR \\fIJOB\\fR.\n"
+        text += ".SH FILES\n" + ReferenceFacts.files.map { ".TP\n.I \(esc($0.path))\n\(esc($0.help))\n" }.joined()
+        text += ".SH SEE ALSO\n" + esc(ReferenceFacts.seeAlso) + "\n"
+        return Completions.asciiOnly(text)
+    }
+
+    /// Replaces every non-ASCII character with groff's escape for its code point (`\[u2014]`), so `groff -ww` reads
+    /// the page without warnings whatever the input encoding.
+    static func asciiOnly(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.isASCII { out.unicodeScalars.append(scalar) } else { out += "\\[u" + String(format: "%04X", scalar.value) + "]" }
+        }
+        return out
     }
 }

@@ -132,6 +132,12 @@ public struct Deployment {
                 }
             }
         }
+        for command in catalog.commands where !command.environmentKeys.isEmpty {
+            text += "\n# \(command.displayName)\n"
+            for key in command.environmentKeys where seen.insert(key.name).inserted {
+                text += "# \(key.help)\n#\(key.name)=\n"
+            }
+        }
         return text
     }
 

@@ -65,7 +65,9 @@ struct GlobalOptions {
         var environment = environment
         if let metricsDir { environment["JOB_METRICS_DIR"] = metricsDir }
         func env(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
-        let storePath = store ?? env("JOB_STORE") ?? Invocation.defaultStorePath(environment: environment)
+        let storePath: String
+        if let given = store ?? env("JOB_STORE") { storePath = given }
+        else { storePath = try Invocation.defaultStorePath(environment: environment) }
         guard !storePath.isEmpty else { throw JobError.usage("--store needs a path") }
         var clock = Clock.system
         if let text = now ?? env("JOB_NOW") {

@@ -46,6 +46,10 @@ struct Help {
             if !job.environmentKeys.isEmpty {
                 text += "\nEnvironment:\n" + job.environmentKeys.map { "  \($0.name)\n      \($0.help)" }.joined(separator: "\n") + "\n"
             }
+            let settings = job.settingKeys.compactMap { key in catalog.settings.first { $0.key == key } }
+            if !settings.isEmpty {
+                text += "\nSettings (job settings set KEY VALUE):\n" + settings.map { "  \($0.key)\n      \($0.summary)" }.joined(separator: "\n") + "\n"
+            }
             text += "\nDefault schedule: OnCalendar=\(job.schedule.onCalendar) (cron: \(job.schedule.cron))\n\n" + Help.exitCodes + "\n"
             return text
         }
@@ -61,6 +65,9 @@ struct Help {
             if !command.options.isEmpty { text += "\nOptions:\n" + optionLines(command.options) }
             if !command.positionals.isEmpty {
                 text += "\nArguments:\n" + command.positionals.map { "  \($0.name)\n      \($0.help)" }.joined(separator: "\n") + "\n"
+            }
+            if !command.environmentKeys.isEmpty {
+                text += "\nEnvironment:\n" + command.environmentKeys.map { "  \($0.name)\n      \($0.help)" }.joined(separator: "\n") + "\n"
             }
             if !command.discussion.isEmpty { text += "\n" + command.discussion + "\n" }
             return text

@@ -58,8 +58,8 @@ public enum TokenCleanup {
 
     /// Deletes removable tokens in batches of `batchSize` (walking the id order once, so tokens kept by the
     /// timestamp rule are not rescanned), and Device IDs left without a token. Idempotent: a pass stopped
-    /// anywhere and run again removes exactly the rest.
-    static func run(_ db: Database, checkCancellation: () throws -> Void, progress: (Int) -> Void = { _ in }) throws -> Tally {
+    /// anywhere and run again removes exactly the rest. `committed` gets the running tally after each batch commits.
+    static func run(_ db: Database, checkCancellation: () throws -> Void, committed: (Tally) -> Void = { _ in }) throws -> Tally {
         var tally = Tally()
         var cursor: Int64 = 0
         while true {
@@ -85,7 +85,7 @@ public enum TokenCleanup {
             }
             tally.removed += deleted
             tally.devicesRemoved += devices
-            progress(tally.removed)
+            committed(tally)
             guard deleted == batchSize else { break }
             cursor = last
         }

@@ -11,6 +11,8 @@ public protocol Command: Sendable {
     var positionals: [PositionalSpec] { get }
     /// Longer help shown by `job help <command>`.
     var discussion: String { get }
+    /// Environment variables the command reads, for help, the reference and the env example (`NAME`, what it is).
+    var environmentKeys: [(name: String, help: String)] { get }
     /// True for the relay role's commands, which also run on a PostgreSQL store; every other command needs SQLite.
     var runsOnPostgreSQL: Bool { get }
     /// The lazily loaded system libraries the command uses; loaded before the store is opened.
@@ -23,6 +25,7 @@ extension Command {
     public var options: [OptionSpec] { [] }
     public var positionals: [PositionalSpec] { [] }
     public var discussion: String { "" }
+    public var environmentKeys: [(name: String, help: String)] { [] }
     public var runsOnPostgreSQL: Bool { false }
     public var libraries: [LazyLibrary] { [] }
     /// The command's name as typed (`grants issue`).

@@ -37,15 +37,24 @@ public struct Invocation: Sendable {
 
     /// The default store path (DESIGN §3): `$STATE_DIRECTORY/store.sqlite` under systemd, else
     /// `${XDG_STATE_HOME:-$HOME/.local/state}/background-jobs/store.sqlite`.
-    public static func defaultStorePath(environment: [String: String]) -> String {
+    /// An empty or relative `HOME` is refused (78, naming the variables to set): it would put the store in the
+    /// filesystem root or wherever the command happens to run. A relative `XDG_STATE_HOME` is ignored, as the
+    /// XDG Base Directory specification says.
+    public static func defaultStorePath(environment: [String: String]) throws -> String {
         if let state = environment["STATE_DIRECTORY"], !state.isEmpty {
             // systemd may pass several colon-separated directories; the first is ours.
             let first = state.split(separator: ":").first.map(String.init) ?? state
             return first + "/store.sqlite"
         }
         let base: String
-        if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { base = xdg }
-        else { base = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state" }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { base = xdg }
+        else {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            guard home.hasPrefix("/") else {
+                throw JobError.configuration("home-unset", "HOME is \(home.isEmpty ? "empty" : "not an absolute path"), so the store has no place; set HOME (or XDG_STATE_HOME) to an absolute folder, or give --store / JOB_STORE")
+            }
+            base = (home.count > 1 && home.hasSuffix("/") ? String(home.dropLast()) : home) + "/.local/state"
+        }
         return base + "/background-jobs/store.sqlite"
     }
 
@@ -71,6 +80,7 @@ public struct Invocation: Sendable {
         if storeEngine == .postgresql {
             try LazyLibrary.postgresql.require()
         } else {
+            try refuseSpecialStoreFile()
             try PrivateFiles.createFolders(for: storePath)
             try refuseEmptyStoreFile()
             PrivateFiles.createStoreFile(storePath)
@@ -81,6 +91,38 @@ public struct Invocation: Sendable {
             return database
         } catch {
             throw StoreFailure.jobError(for: error)
+        }
+    }
+
+    /// Opens the store for `job doctor`: as every command does, or, when it cannot be opened for writing (a
+    /// read-only file, folder or mount), read-only without migrating, so that the report says what is wrong
+    /// instead of stopping at the first error. Any other failure is thrown as `openStore` throws it.
+    public func openStoreForReport(_ catalog: Catalog) throws -> Database {
+        do {
+            return try openStore(catalog)
+        } catch {
+            let failure = StoreFailure.jobError(for: error)
+            guard storeEngine == .sqlite, failure.category == "store-read-only" || failure.category == "store-cannot-open",
+                  PrivateFiles.kind(storePath) == .regular else { throw failure }
+            var options = Database.Options()
+            options.readOnly = true
+            options.create = false
+            options.immutable = true
+            guard let database = try? Database(path: storePath, options: options) else { throw failure }
+            return database
+        }
+    }
+
+    /// Refuses a store path naming a folder, a FIFO or a device (`/dev/null`): SQLite cannot keep a store there, and
+    /// calling it "empty" or "not a database" would send the operator looking in the wrong place.
+    func refuseSpecialStoreFile() throws {
+        switch PrivateFiles.kind(storePath) {
+        case .directory?:
+            throw JobError.store("store-not-a-file", "the store path is a folder, not a file; give --store (or JOB_STORE) the store file's path inside it")
+        case .other?:
+            throw JobError.store("store-not-a-file", "the store path is a special file (a FIFO, socket or device such as /dev/null), not a store; choose a regular file for --store")
+        case .regular?, nil:
+            return
         }
     }
 

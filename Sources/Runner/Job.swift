@@ -14,6 +14,8 @@ public protocol Job: Sendable {
     var options: [OptionSpec] { get }
     /// Environment variables the job reads, for help and the env example (`NAME`, what it is).
     var environmentKeys: [(name: String, help: String)] { get }
+    /// Keys of the stored settings the job reads, for help and the reference (`prefetch.after-id`).
+    var settingKeys: [String] { get }
     /// How long the lease lasts without renewal; a crashed pass blocks the next for at most this long.
     var leaseSeconds: Int { get }
     /// systemd credentials the unit loads besides `store-key` (`apns-key` → `LoadCredential=apns-key:/etc/background-jobs/apns-key`),
@@ -26,6 +28,9 @@ public protocol Job: Sendable {
     var passesShareWork: Bool { get }
     /// The lazily loaded system libraries a pass uses; the runner loads them before it opens the store.
     var libraries: [LazyLibrary] { get }
+    /// True when the runner checks an SQLite store's pages (`PRAGMA quick_check`) before the pass writes anything,
+    /// not even its lease or ledger row, and stops with 73 on damage (`maintain-store`, which rewrites pages).
+    var checksStoreBeforeWriting: Bool { get }
     /// Does one pass.
     func run(_ context: JobContext) throws -> JobResult
 }
@@ -33,9 +38,11 @@ public protocol Job: Sendable {
 extension Job {
     public var options: [OptionSpec] { [] }
     public var environmentKeys: [(name: String, help: String)] { [] }
+    public var settingKeys: [String] { [] }
     public var leaseSeconds: Int { 600 }
     public var credentials: [String] { [] }
     public var runsOnPostgreSQL: Bool { false }
     public var passesShareWork: Bool { false }
     public var libraries: [LazyLibrary] { [] }
+    public var checksStoreBeforeWriting: Bool { false }
 }

@@ -16,7 +16,18 @@ public struct JobError: Error, CustomStringConvertible, Sendable {
         self.message = message
     }
 
+    /// True when the command has already printed its one `--json` value, which carries this failure: the
+    /// command line then adds none of its own (`--json` output is always exactly one value).
+    public private(set) var printedAsJSON = false
+
     public var description: String { message }
+
+    /// This failure, marked as already printed in the command's own `--json` value.
+    public func alreadyPrintedAsJSON() -> JobError {
+        var copy = self
+        copy.printedAsJSON = true
+        return copy
+    }
 
     /// The command line was wrong (64).
     public static func usage(_ message: String) -> JobError { JobError(.usage, category: "usage", message) }

@@ -1,6 +1,6 @@
 import Store
 
-/// `maintain-store`: prunes old ledger rows, then `PRAGMA optimize`, an incremental vacuum step and a WAL checkpoint.
+/// `maintain-store`: checks the store (quick_check, 73 when damaged), prunes old ledger rows, then `PRAGMA optimize`, an incremental vacuum step and a WAL checkpoint.
 ///
 /// On a PostgreSQL store the ledger is pruned the same way, then `VACUUM (ANALYZE)` runs on the runner's and the
 /// relay's tables (autovacuum does this too; the pass makes it happen right after the prune).
@@ -9,6 +9,8 @@ struct MaintainStoreJob: Job {
     let name = "maintain-store"
     let summary = "prune the run ledger past its retention, optimize, vacuum a step and checkpoint the WAL"
     let schedule = Schedule.daily(hour: 3, minute: 30)
+    /// A damaged store is never written to: the runner's quick_check comes before the lease and the ledger row.
+    let checksStoreBeforeWriting = true
 
     /// Free pages returned to the file system per pass.
     static let vacuumPages = 2000
@@ -56,7 +58,10 @@ struct MaintainStoreJob: Job {
         }
         // "Applications with short-lived database connections … should run "PRAGMA optimize;" once, just prior to
         // closing each database connection." — PRAGMA optimize. This pass is that moment for the whole store.
-        try db.execute("PRAGMA optimize")
+        // Inside a write transaction: run on its own, the ANALYZE it may start reads and then writes in one statement,
+        // and in WAL mode a writer committing in between makes that fail at once (SQLITE_BUSY_SNAPSHOT, which no busy
+        // handler waits out). BEGIN IMMEDIATE takes the write lock first, waiting like every other statement.
+        try db.write { db in try db.execute("PRAGMA optimize") }
 
         // "The incremental_vacuum pragma causes up to N pages to be removed from the freelist." Only effective on
         // stores created with auto_vacuum=INCREMENTAL (every store this program creates).

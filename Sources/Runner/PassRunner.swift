@@ -52,6 +52,18 @@ public struct PassRunner {
         shim_install_termination_handlers()
         logger.info("pass.started", ["dry_run": .bool(dryRun)])
 
+        if job.checksStoreBeforeWriting, database.engine == .sqlite {
+            do {
+                try PassRunner.quickCheck(database)
+            } catch {
+                let failure = StoreFailure.jobError(for: error)
+                if failure.category == "store-corrupt" || failure.category == "store-not-a-database" { database.leaveMainFileUntouchedOnClose() }
+                logger.error("pass.failed", ["category": .category(failure), "exit_code": .int(failure.exitCode.rawValue)])
+                emit(job: job.name, result: JobResult(outcome: .failed), error: failure, exitCode: failure.exitCode, startedAt: started, durationMilliseconds: elapsed(since: started), dryRun: dryRun)
+                return Report(result: JobResult(outcome: .failed), exitCode: failure.exitCode, error: failure, startedAt: started, durationMilliseconds: elapsed(since: started))
+            }
+        }
+
         // Dry runs change nothing: no lease, no ledger row, no metrics.
         if !dryRun {
             do {
@@ -141,6 +153,15 @@ public struct PassRunner {
         }
         emit(job: job.name, result: result, error: failure, exitCode: exitCode, startedAt: started, durationMilliseconds: duration, dryRun: dryRun)
         return Report(result: result, exitCode: exitCode, error: failure, startedAt: started, durationMilliseconds: duration)
+    }
+
+    /// "PRAGMA quick_check" over every page (O(N); it does not compare indexes with their tables, which `doctor`'s
+    /// integrity_check does): a damaged store fails with 73 (`store-corrupt`).
+    static func quickCheck(_ database: Database) throws {
+        let problems = try database.query("PRAGMA quick_check(1)").map { try $0.get(0, as: String.self) }
+        guard problems == ["ok"] else {
+            throw JobError.store("store-corrupt", "the store file is damaged (quick_check found a problem); it was left untouched — restore a backup or move it aside")
+        }
     }
 
     private func finishMetrics(job: String, outcome: JobResult.Outcome, database: Database, started: Date, exitCode: ExitCode, counts: Counts, logger: Logger) {

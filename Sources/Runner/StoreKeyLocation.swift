@@ -52,6 +52,9 @@ public struct StoreKeyLocation: Sendable {
             }
             try create()
         }
+        guard PrivateFiles.kind(path) == .regular else {
+            throw JobError.configuration("store-key-not-a-file", "the store key path is a folder or a special file, not a key file; point it at the key file (LoadCredential=, JOB_STORE_KEY_FILE or <store>.key)")
+        }
         if !isCredential && PrivateFiles.readableByOthers(path) {
             throw JobError.configuration("store-key-exposed", "the store key file can be read by its group or others; make it private (chmod 600) and consider the key leaked")
         }

@@ -55,6 +55,9 @@ public final class Database {
         public var readOnly = false
         /// Create the file when it does not exist.
         public var create = true
+        /// With `readOnly`: read the file as it is, without the `-shm` file WAL mode needs (SQLite's `immutable=1`),
+        /// so a store on a read-only mount can still be inspected. Only for reports: another writer would go unseen.
+        public var immutable = false
         /// How long connecting to a PostgreSQL server may take before the store counts as unavailable.
         public var connectTimeoutSeconds = 10
         public init() {}
@@ -89,8 +92,19 @@ public final class Database {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
+        var location = path
+        if options.readOnly && options.immutable {
+            // A URI filename: "immutable=1 … the database file cannot be changed, even by a process with higher
+            // privilege", so SQLite takes no locks and needs no -shm. Characters URIs reserve are escaped.
+            flags |= SQLITE_OPEN_URI
+            let escaped = path.utf8.map { byte -> String in
+                byte >= 0x80 || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+                    ? String(format: "%%%02X", byte) : String(UnicodeScalar(byte))
+            }
+            location = "file:" + (path.hasPrefix("/") ? "" : "./") + escaped.joined() + "?immutable=1"
+        }
         var connection: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &connection, flags, nil)
+        let rc = sqlite3_open_v2(location, &connection, flags, nil)
         guard rc == SQLITE_OK, let connection else {
             let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             if let connection { sqlite3_close_v2(connection) }

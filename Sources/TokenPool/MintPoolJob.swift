@@ -6,6 +6,7 @@ struct MintPoolJob: Job {
     let name = "mint-pool"
     let summary = "mint the pool of day-window ES256K tokens for the active identity, one per UTC day from today"
     let schedule = Schedule.daily(hour: 0, minute: 15)
+    let settingKeys = [TokenPoolSettings.poolSize, TokenPoolSettings.slackSeconds]
 
     func run(_ context: JobContext) throws -> JobResult {
         let size = try context.settings.int(TokenPoolSettings.poolSize)

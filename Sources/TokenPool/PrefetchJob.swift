@@ -16,6 +16,7 @@ struct PrefetchJob: Job {
     let summary = "emulate the native fetcher: pick pool[epochDay % size] and ask Endorser for New Activity"
     let schedule = Schedule.hourly(atMinute: 20)
     let environmentKeys: [(name: String, help: String)] = [("ENDORSER_URL", "base URL of the Endorser server (https://…)")]
+    let settingKeys = [TokenPoolSettings.afterID, TokenPoolSettings.planIDs]
 
     func run(_ context: JobContext) throws -> JobResult {
         guard let baseURL = context.env("ENDORSER_URL") else { throw TokenPoolErrors.endorserURLMissing }

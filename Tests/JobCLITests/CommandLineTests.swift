@@ -173,7 +173,7 @@ import TestSupport
     @Test func aHealthyStorePassesAndAMissingKeyIsExplainedNotFailed() {
         let (code, text) = run(["doctor"])
         #expect(code == .success, "\(text)")
-        #expect(text.contains("ok    store-integrity: quick_check reports ok"))
+        #expect(text.contains("ok    store-integrity: integrity_check reports ok"))
         #expect(text.contains("skip  store-key: no key yet"))
         #expect(text.contains("skip  metrics-dir"))
     }

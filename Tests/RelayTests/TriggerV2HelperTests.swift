@@ -89,3 +89,38 @@ import TestSupport
         #expect(try relay.received().filter { $0["path"] as? String == "/api/v2/trigger" }.count == 2)
     }
 }
+
+/// End to end with the real pieces: a file change in a real Syncthing → `watch-syncthing` signs a v2 trigger with that
+/// Syncthing's own key → nginx → a pushing `serve-relay` → the APNs stand-in gets the push, and `/status` says the
+/// last signal was authenticated.
+@Suite(.serialized) struct TriggerV2EndToEndTests {
+    @Test func aFileChangeSendsAnAuthenticatedTriggerThatPushesAndStatusSaysAuthenticated() throws {
+        try #require(SyncthingInstance.isInstalled && RelayFront.isNginxInstalled, "Debian's syncthing and nginx packages are required")
+        let home = try WatchSyncthingTests.Homeserver()
+        defer { home.syncthing.stop() }
+        let apns = try APNsStandIn()
+        defer { apns.stop() }
+        let chain = try StoreKitChain()
+        let front = try RelayFront(.sqlite, chain: chain, extra: apns.environment())
+        try front.startServer()
+        try front.startNginx()
+        defer { front.stop() }
+        let jws = try chain.jws(StoreKitChain.payload(now: Date()))
+        let device = home.syncthing.deviceID
+        #expect(try front.send("POST", "/api/v1/provision", ["device_id": device, "apns_token": Fixture.token(270), "transaction_id": jws]).status == 200)
+
+        let m = try RelayMachine(environment: home.environment(relay: front.url, ["RELAY_CA_FILE": front.caFile]))
+        let watcher = try WatchSyncthingTests.startWatcher(m)
+        defer { watcher.signal(SIGKILL) }
+        try home.change("vault")
+        try WatchSyncthingTests.waitFor(15, "a push at the APNs stand-in: \(watcher.stderrSoFar)") { try apns.received().count == 1 }
+        let status = try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": jws])
+        #expect(status.status == 200 && status.json["last_trigger_authenticated"] as? Bool == true, "\(status.json)")
+        #expect(watcher.stderrSoFar.contains("\"authenticated\":true") || watcher.stderrSoFar.contains("authenticated=true"), "\(watcher.stderrSoFar)")
+        // The relay pinned the Device ID: v1 for it is refused from now on.
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device]).status == 401)
+        watcher.signal(SIGTERM)
+        _ = try? watcher.wait(timeout: 10)
+        #expect(!front.serverOutput.contains(device))
+    }
+}

@@ -89,9 +89,11 @@ struct PullOffersJob: Job {
             }
             context.progress(done: board.done, total: due.count)
         }
+        for (key, value) in board.counts.entries { counts[key] += value }
+        // A pass stopped or failed part-way still reports what its finished contacts committed (offers collected …).
+        context.committed = counts
         if let failure = board.failure { throw failure }
         try context.checkCancellation()
-        for (key, value) in board.counts.entries { counts[key] += value }
         NotifyCommand.run(kind: "incoming-offer", count: counts["collected"], context: context)
         let skipped = board.skippedLabels
         // Labels are the user's own words about a contact: shown in the --json result only (stdout may be a journal).

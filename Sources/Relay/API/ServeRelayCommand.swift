@@ -13,6 +13,7 @@ struct ServeRelayCommand: Command {
     let runsOnPostgreSQL = true
     let path = ["serve-relay"]
     let libraries: [LazyLibrary] = [.microhttpd]
+    var environmentKeys: [(name: String, help: String)] { StoreKitConfiguration.environmentKeys }
     let summary = "serve the relay's HTTP API (provision, trigger, status, health) behind nginx; socket-activated or --listen"
     let options: [OptionSpec] = [
         .value("--listen", "HOST:PORT", "listen here instead of on the socket systemd passes (port 0 picks a free port)"),
@@ -23,7 +24,7 @@ struct ServeRelayCommand: Command {
         .flag("--no-push", "do not start send-wakeups passes when a push becomes due (the timer still runs them)"),
     ]
     let discussion = """
-        Endpoints under /api/v1, as the cloud relay seed says: POST /provision, DELETE /provision, POST /trigger,
+        Endpoints under /api/v1 (docs/protocols/relay-api.md): POST /provision, DELETE /provision, POST /trigger,
         POST /status, GET /health. Every request's state is in the store, so several serve-relay processes can
         serve one store. When a trigger makes a push due, a send-wakeups pass is started at once (its lease keeps
         it single). Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed and a

@@ -29,15 +29,25 @@ struct DoctorCommand: Command {
             context.logger.log(row.outcome.isFailure ? .error : .info, "doctor.check",
                                ["check": .word(FixedWord(trusted: row.name)), "status": .word(FixedWord(trusted: row.outcome.word))])
         }
+        let failures = rows.filter { $0.outcome.isFailure }
+        var failure: JobError?
+        if let first = failures.first, case .fail(_, let code) = first.outcome {
+            failure = JobError(code, category: "doctor-failed", "\(failures.count) of \(rows.count) checks failed")
+        }
         if context.jsonOutput {
-            context.printJSON(["ok": .bool(!rows.contains { $0.outcome.isFailure }),
-                               "checks": .array(rows.map { ["group": .string($0.group), "name": .string($0.name), "status": .string($0.outcome.word), "detail": .string($0.outcome.detail)] })])
+            // One JSON value whatever the outcome: a failure's error and exit code go into the report itself.
+            var fields: [(String, JSON)] = [
+                ("ok", .bool(failure == nil)),
+                ("checks", .array(rows.map { ["group": .string($0.group), "name": .string($0.name), "status": .string($0.outcome.word), "detail": .string($0.outcome.detail)] })),
+            ]
+            if let failure {
+                fields.append(("error", ["category": .string(failure.category), "message": .string(failure.message)]))
+                fields.append(("exit_code", .number(failure.exitCode.rawValue)))
+            }
+            context.printJSON(.object(fields))
         } else {
             for row in rows { context.print("\(row.outcome.word.padding(toLength: 5, withPad: " ", startingAt: 0)) \(row.name): \(row.outcome.detail)") }
         }
-        let failures = rows.filter { $0.outcome.isFailure }
-        if let first = failures.first, case .fail(_, let code) = first.outcome {
-            throw JobError(code, category: "doctor-failed", "\(failures.count) of \(rows.count) checks failed")
-        }
+        if let failure { throw context.jsonOutput ? failure.alreadyPrintedAsJSON() : failure }
     }
 }

@@ -5,8 +5,8 @@ import Store
 enum StoreDoctorChecks {
     static let group = DoctorGroup(name: "store", checks: [
         DoctorCheck(name: "store-integrity") { session in
-            // "PRAGMA quick_check … does not verify UNIQUE constraints or that index content matches table
-            // content", which makes it O(N) instead of O(N log N): fast enough to run on demand.
+            // The full "PRAGMA integrity_check": unlike quick_check it also verifies UNIQUE constraints and that every
+            // index matches its table (O(N log N)). Damage a pass never reads (a relay table's index) is found here.
             if session.context.database.engine == .postgresql {
                 // PostgreSQL checks its own pages; what matters here is a primary that accepts writes.
                 do {
@@ -18,10 +18,10 @@ enum StoreDoctorChecks {
                 }
             }
             do {
-                let rows = try session.context.database.query("PRAGMA quick_check(10)")
+                let rows = try session.context.database.query("PRAGMA integrity_check(10)")
                 let messages = try rows.map { try $0.get(0, as: String.self) }
-                return messages == ["ok"] ? .pass("quick_check reports ok")
-                    : .fail("quick_check found \(messages.count) problem(s): the store is damaged; restore a backup", .cannotCreate)
+                return messages == ["ok"] ? .pass("integrity_check reports ok")
+                    : .fail("integrity_check found \(messages.count == 10 ? "10 or more" : String(messages.count)) problem(s): the store is damaged; stop the jobs and restore a backup", .cannotCreate)
             } catch {
                 return .fail(StoreFailure.jobError(for: error))
             }
@@ -41,7 +41,7 @@ enum StoreDoctorChecks {
             } catch {
                 let failure = StoreFailure.jobError(for: error)
                 if failure.category == "store-read-only" {
-                    return .fail("the store is read-only for this user; every pass would fail with 73 — check the file's and folder's owner and mode", .cannotCreate)
+                    return .fail("the store is read-only for this user (its file, folder or mount); every pass would fail with 73 — check the owner, the mode and how it is mounted", .cannotCreate)
                 }
                 return .fail(failure)
             }

@@ -7,10 +7,11 @@ Script (re-read on every request):
   {"trigger": [{"status": 429, "headers": {"Retry-After": "120"}, "body": {...}}, ...],   # one per request, the last
                                                                                         # repeats; a new script restarts
    "health": {"status": 200, "body": {"status": "ok", "version": "1.3.2"}}}
-Every request is appended to the log: method, path, content type and the parsed JSON body (null if none or
-not JSON), so tests can check exactly what the helper sent.
+Every request is appended to the log: method, path, content type, the parsed JSON body (null if none or
+not JSON), the status answered and the arrival time (Unix seconds), so tests can check exactly what the helper
+sent and when.
 """
-import argparse, json, os, sys, threading
+import argparse, json, os, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
@@ -47,7 +48,7 @@ def make_handler(script_path, log_path):
                     answer = {"status": 404, "body": {"error": "not found"}}
                 with open(log_path, "a") as log:
                     log.write(json.dumps({"method": self.command, "path": self.path, "content_type": self.headers.get("Content-Type"),
-                                          "body": body, "status": answer["status"]}) + "\n")
+                                          "body": body, "status": answer["status"], "at": time.time()}) + "\n")
             payload = json.dumps(answer.get("body", {"status": "accepted", "devices_notified": 1} if answer["status"] == 202 else {})).encode()
             self.send_response(answer["status"])
             for name, value in answer.get("headers", {}).items():
