@@ -62,7 +62,7 @@ let package = Package(
         // The executables.
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
         .executableTarget(name: "job", dependencies: ["JobCLI", "Runner", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia"]),
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "Runner", "Store", "HTTPClient", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia", "Chaos"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "Runner", "Store", "HTTPClient", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia", "Chaos", "HTTPServer"]),
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
         .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),

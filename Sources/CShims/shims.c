@@ -101,6 +101,19 @@ static void exit_at_once(int signo) {
 void shim_install_early_exit_handlers(void) { install_termination_handler(exit_at_once); }
 
 int shim_termination_signal(void) { return termination_signal; }
+
+/* libcurl calls this "roughly once per second or sooner" while a transfer runs, idle or not; a non-zero return aborts
+   it with CURLE_ABORTED_BY_CALLBACK. So SIGTERM or SIGINT stops a transfer in flight within about a second. */
+static int abort_after_termination(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+    (void)context; (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    return termination_signal != 0;
+}
+
+CURLcode shim_curl_easy_abort_on_termination(CURL *handle) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, abort_after_termination);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    return code;
+}
 void shim_reset_termination(void) { termination_signal = 0; }
 
 const char *shim_sqlite_version(void) { return sqlite3_libversion(); }

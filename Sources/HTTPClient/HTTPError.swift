@@ -19,7 +19,8 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `HTTPVersion.http2` was required but the server did not negotiate HTTP/2 (ALPN `h2`).
     /// The request has been sent and answered over the negotiated version; that response is discarded.
     case http2NotNegotiated(negotiated: HTTPProtocolVersion)
-    /// Not sent: the batch was cancelled before this request was handed to libcurl.
+    /// Not sent, or not finished: the batch was cancelled before this request was handed to libcurl, or SIGTERM or
+    /// SIGINT arrived while `send` was transferring it (aborted within about a second).
     case cancelled
 
     public enum TransportKind: String, Sendable, Equatable {
@@ -59,7 +60,7 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .http2NotNegotiated(let negotiated):
             return "HTTP/2 required but the server negotiated \(negotiated)"
         case .cancelled:
-            return "HTTP request not sent: the batch was cancelled"
+            return "HTTP request cancelled: not sent, or stopped by SIGTERM or SIGINT"
         }
     }
 

@@ -21,8 +21,8 @@ struct HelperConfiguration {
     ]
     /// What `watch-syncthing` reads besides the sweep's variables.
     static let watcherEnvironmentKeys: [(name: String, help: String)] = [
-        ("DEBOUNCE_SECONDS", "watch-syncthing: seconds after the last change before one wake-up is sent (default 5, at least 1)"),
-        ("STARTUP_ANNOUNCE", "watch-syncthing: send one wake-up when it starts (default on; 0/false/no/off, 1/true/yes/on)"),
+        ("DEBOUNCE_SECONDS", "seconds after the last change before one wake-up is sent (default 5, at least 1)"),
+        ("STARTUP_ANNOUNCE", "send one wake-up when it starts (default on; 0/false/no/off, 1/true/yes/on)"),
     ]
     static let defaultCadenceSeconds = 21_600
     static let defaultDebounceSeconds = 5.0

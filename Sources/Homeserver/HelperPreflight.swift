@@ -2,11 +2,12 @@ import Foundation
 import Runner
 
 /// The homeserver helper's preflight (vaultsync-notify's `--doctor`) as `job doctor` checks: config found,
-/// API reachable, key valid, device id readable, relay health, a peer connected, a folder shared, and — only
-/// with `--send-trigger` — one real trigger.
+/// the watcher's settings usable, API reachable, key valid, device id readable, the event stream opens, relay
+/// health, a peer connected, a folder shared, and — only with `--send-trigger` — one real trigger.
 enum HelperPreflight {
     /// The variables that say this machine runs the homeserver helper.
-    static let configurationKeys = ["RELAY_URL", "SYNCTHING_API_KEY", "SYNCTHING_API_URL", "SYNCTHING_CONFIG", "STALE_RETRIGGER_SECONDS", "WATCHED_FOLDERS"]
+    static let configurationKeys = ["RELAY_URL", "SYNCTHING_API_KEY", "SYNCTHING_API_URL", "SYNCTHING_CONFIG", "STALE_RETRIGGER_SECONDS", "WATCHED_FOLDERS",
+                                    "DEBOUNCE_SECONDS", "STARTUP_ANNOUNCE"]
 
     /// The checks as `job doctor`'s `retrigger-stale` group: it applies where any helper variable is set.
     static let group = DoctorGroup(
@@ -34,6 +35,13 @@ enum HelperPreflight {
                 _ = try HelperConfiguration.cadence(session.context.environment)
                 return .pass("RELAY_URL is set")
             } catch let error as JobError { return .fail(error) } catch { return .fail("RELAY_URL cannot be used", .configuration) }
+        },
+        DoctorCheck(name: "watcher-settings") { session in
+            do {
+                let debounce = try HelperConfiguration.debounceSeconds(session.context.environment)
+                let announce = try HelperConfiguration.startupAnnounce(session.context.environment)
+                return .pass("watch-syncthing: debounce \(debounce) s, startup announce \(announce ? "on" : "off")")
+            } catch let error as JobError { return .fail(error) } catch { return .fail("the watcher's settings cannot be used", .configuration) }
         },
         DoctorCheck(name: "syncthing-api") { session in
             guard let client = session.helper.syncthing else { return .skip("no Syncthing configuration") }
@@ -73,6 +81,13 @@ enum HelperPreflight {
                 return .warn("the relay answered the authenticated trigger route with 404/405: it predates v2, so v1 is sent (v2 is retried each cadence)")
             }
             return .pass("no authenticated trigger sent yet")
+        },
+        DoctorCheck(name: "event-stream") { session in
+            guard let client = session.helper.syncthing, session.helper.keyAccepted else { return .skip("the API key was not accepted") }
+            do {
+                _ = try client.events(since: 0, timeout: 0)
+                return .pass("Syncthing's event stream can be opened (what watch-syncthing listens to)")
+            } catch { return syncthingFailure(error) }
         },
         DoctorCheck(name: "relay-health") { session in
             guard let url = session.helper.relayURL else { return .skip("no usable RELAY_URL") }

@@ -4,7 +4,7 @@ import HTTPClient
 /// The homeserver helper's decoders of outside bytes, as one public table for `job-bench fuzz` and the fuzz tests.
 ///
 /// Each entry decodes one input the way the module does when the bytes arrive (Syncthing's config.xml, the
-/// Syncthing REST answers, the relay's health answer and `Retry-After`) and returns whether it was accepted;
+/// Syncthing REST answers and event stream, the relay's health answer and `Retry-After`) and returns whether it was accepted;
 /// rejection is a normal outcome, a crash or a hang is a finding. `seeds` are well-formed examples for a mutation
 /// fuzzer to start from.
 public enum HomeserverFuzzing {
@@ -46,6 +46,10 @@ public enum HomeserverFuzzing {
         Decoder(name: "syncthing /rest/system/connections", seeds: [
             Array(#"{"connections":{"\#(deviceID)":{"connected":true,"paused":false,"address":"1.2.3.4:22000"}},"total":{"inBytesTotal":1}}"#.utf8),
         ], decode: { (try? SyncthingClient.connectedDevices(SyncthingClient.parse($0))) != nil }),
+        Decoder(name: "syncthing /rest/events", seeds: [
+            Array(#"[{"id":7,"globalID":70,"type":"LocalIndexUpdated","data":{"folder":"abcd-1234","items":1,"sequence":12,"version":12}}]"#.utf8),
+            Array(#"[{"id":8,"type":"FolderCompletion","data":{"completion":50,"device":"\#(deviceID)","folder":"abcd-1234","needBytes":5,"needDeletes":0,"needItems":1,"sequence":3}},{"id":9,"type":"StateChanged","data":{}}]"#.utf8),
+        ], decode: { SyncthingEvent.decode(SyncthingClient.parse($0)) != nil }),
         Decoder(name: "relay /api/v1/health", seeds: [Array(#"{"status":"ok","version":"1.2.0"}"#.utf8)],
                 decode: { RelayClient.isHealthyAnswer(status: 200, body: $0) }),
         Decoder(name: "Retry-After (relay 429)", seeds: [Array("120".utf8), Array("Wed, 21 Oct 2026 07:28:00 GMT".utf8), Array("Sun, 06 Nov 1994 08:49:37 GMT".utf8)],

@@ -13,6 +13,6 @@ public enum HomeserverModule {
         name: "homeserver",
         migrations: HomeserverMigrations.all,
         jobs: [RetriggerStaleJob()],
-        commands: [WatchSyncthingCommand()],
+        commands: [WatchSyncthingCommand(), HomeserverStatusCommand()],
         doctor: [HelperPreflight.group])
 }

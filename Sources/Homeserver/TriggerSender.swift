@@ -35,6 +35,8 @@ struct TriggerSender {
 
         /// True for `.retry`.
         var isRetry: Bool { if case .retry = self { return true } else { return false } }
+        /// True for `.delivered`.
+        var isDelivered: Bool { if case .delivered = self { return true } else { return false } }
     }
 
     /// How long a watcher waits before asking again after a 400–403 answer.

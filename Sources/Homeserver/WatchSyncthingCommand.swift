@@ -15,6 +15,7 @@ struct WatchSyncthingCommand: Command {
     let path = ["watch-syncthing"]
     let libraries: [LazyLibrary] = [.curl]
     let summary = "wake the relay on every Syncthing change (long-running; systemd's watch-syncthing.service)"
+    var environmentKeys: [(name: String, help: String)] { HelperConfiguration.environmentKeys + HelperConfiguration.watcherEnvironmentKeys }
     let discussion = """
         The change-driven path of the homeserver helper; retrigger-stale is its slow backup sweep, and skips while
         the watcher holds a wake-up back or sent one within STALE_RETRIGGER_SECONDS. Reads RELAY_URL, RELAY_CA_FILE,

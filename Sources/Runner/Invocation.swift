@@ -81,6 +81,7 @@ public struct Invocation: Sendable {
             try LazyLibrary.postgresql.require()
         } else {
             try refuseSpecialStoreFile()
+            try refuseRecreatingAServiceStore()
             try PrivateFiles.createFolders(for: storePath)
             try refuseEmptyStoreFile()
             PrivateFiles.createStoreFile(storePath)
@@ -111,6 +112,18 @@ public struct Invocation: Sendable {
             guard let database = try? Database(path: storePath, options: options) else { throw failure }
             return database
         }
+    }
+
+    /// Refuses to create the store in systemd's `StateDirectory` when the folder already holds its key
+    /// (`store.sqlite.key`) but not the store: the store was there, and was deleted or moved while a server or
+    /// the unit's jobs used it. A new empty store in its place would silently drop what they acknowledged.
+    /// `job migrate` still creates it on purpose.
+    func refuseRecreatingAServiceStore() throws {
+        guard let state = environment["STATE_DIRECTORY"], !state.isEmpty,
+              let folder = PrivateFiles.parentFolder(of: storePath),
+              state.split(separator: ":").map(String.init).contains(folder),
+              PrivateFiles.kind(storePath) == nil, PrivateFiles.kind(storePath + ".key") != nil else { return }
+        throw JobError.store("store-missing", "the store file is missing from the service's state folder, which still holds its key: it was deleted or moved; restore it from a backup, or run 'job migrate' to start a new store deliberately")
     }
 
     /// Refuses a store path naming a folder, a FIFO or a device (`/dev/null`): SQLite cannot keep a store there, and

@@ -6,7 +6,7 @@ import Store
 /// A pass takes the lease in a write transaction; another pass started meanwhile finds it held and records
 /// `skipped`. A lease whose holder is gone is taken over: at once when the holder was a process on this host
 /// that no longer exists (SIGKILL, OOM), otherwise when its expiry (the job's TTL, renewed between batches)
-/// has passed. Times are the real clock.
+/// has passed. Expiry is on the real clock; `acquired_at` is the ledger row's start (the invocation's clock).
 public struct Lease {
     let database: Database
     let job: String
@@ -51,23 +51,25 @@ public struct Lease {
         case heldByAnother
     }
 
-    /// Tries to take the lease until `now + ttl`. Must run inside a write transaction.
+    /// Tries to take the lease until `now + ttl` (real clock), recording `acquiredAt` (the ledger row's start, on the
+    /// invocation's clock) as when it was taken. Must run inside a write transaction.
     ///
     /// On PostgreSQL, where writers do not exclude each other, the read and the write below are made one step by an
     /// advisory lock on the job's name: two hosts starting the job together serialise here, and the second finds
     /// the first's lease. A holder on another host is alive as far as this host can tell, so its lease is taken
     /// over only once expired.
-    func acquire(now: Int64, ttlMilliseconds: Int64) throws -> Acquisition {
+    func acquire(now: Int64, acquiredAt: Int64? = nil, ttlMilliseconds: Int64) throws -> Acquisition {
+        let acquiredAt = acquiredAt ?? now
         try database.lockForWrite("job_leases:" + job)
         if let row = try database.queryOne("SELECT holder, expires_at FROM job_leases WHERE job = ?", [job]) {
             let current: String = try row.get(0)
             let expiresAt: Int64 = try row.get(1)
             let holderAlive = current != holder && expiresAt > now && Lease.isAlive(holder: current)
             if holderAlive { return .heldByAnother }
-            try database.execute("UPDATE job_leases SET holder = ?, acquired_at = ?, expires_at = ? WHERE job = ?", [holder, now, now + ttlMilliseconds, job])
+            try database.execute("UPDATE job_leases SET holder = ?, acquired_at = ?, expires_at = ? WHERE job = ?", [holder, acquiredAt, now + ttlMilliseconds, job])
             return .acquired(tookOverAbandoned: current != holder)
         }
-        try database.execute("INSERT INTO job_leases (job, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)", [job, holder, now, now + ttlMilliseconds])
+        try database.execute("INSERT INTO job_leases (job, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)", [job, holder, acquiredAt, now + ttlMilliseconds])
         return .acquired(tookOverAbandoned: false)
     }
 

@@ -3,7 +3,8 @@ import Store
 
 /// The `job_runs` ledger: one row per pass, written when it starts and completed when it ends.
 ///
-/// Rows use the real clock (they record what happened on this machine, not the emulated day).
+/// Rows use the invocation's clock (`--now` when given, else the system clock), the same clock `maintain-store`
+/// prunes them by: a pass under an emulated day is recorded, shown and pruned on that day. Durations are real.
 public struct Ledger {
     let database: Database
 

@@ -70,15 +70,19 @@ public struct PassRunner {
                 let acquired: Bool = try database.write { _ in
                     // Stamped once the write lock is held, not at process start: a pass that waited for the lock
                     // behind another pass's release must not appear in the ledger to have worked alongside it.
-                    let startedMs = Date().unixMilliseconds
+                    // Two clocks: the lease's expiry is the real clock (it is about live processes); the ledger's times
+                    // are the invocation's clock, the one `maintain-store` prunes the ledger by (the emulated day under
+                    // `--now`). The lease's acquisition time is the ledger row's start, which ties the two together.
+                    let leaseNow = Date().unixMilliseconds
+                    let startedMs = invocation.clock.now().unixMilliseconds
                     if sharesWork {
                         var abandoned = 0
-                        for startedAt in try lease.takeOverAbandonedShares(of: job.name, now: startedMs) {
+                        for startedAt in try lease.takeOverAbandonedShares(of: job.name, now: leaseNow) {
                             abandoned += try Ledger(database: database).abandonRunning(job: job.name, startedAt: startedAt, finishedAt: startedMs)
                         }
                         if abandoned > 0 { logger.warn("lease.taken_over", ["abandoned_runs": .int(abandoned)]) }
                     }
-                    switch try lease.acquire(now: startedMs, ttlMilliseconds: ttl) {
+                    switch try lease.acquire(now: leaseNow, acquiredAt: startedMs, ttlMilliseconds: ttl) {
                     case .heldByAnother:
                         try Ledger(database: database).record(job: job.name, startedAt: startedMs, outcome: .skipped, exitCode: .success, reason: "lease-held")
                         return false
@@ -120,7 +124,13 @@ public struct PassRunner {
         do {
             result = try job.run(context)
         } catch {
-            failure = StoreFailure.jobError(for: error)
+            var stopped = StoreFailure.jobError(for: error)
+            // SIGTERM aborts a transfer in flight (HTTPClient), which the job may report as its service being
+            // unavailable or a transient failure: after a stop request that is the stop, reported as such (75).
+            if shim_termination_signal() != 0, stopped.exitCode == .unavailable || stopped.exitCode == .temporaryFailure {
+                stopped = .cancelled
+            }
+            failure = stopped
             result = JobResult(outcome: .failed, counts: context.committed)
         }
         context.progressReporter?.finish()
@@ -134,7 +144,7 @@ public struct PassRunner {
         if let ledgerID, !storeDamaged {
             do {
                 try database.write { _ in
-                    try Ledger(database: database).finish(id: ledgerID, outcome: result.outcome, exitCode: exitCode, finishedAt: Date().unixMilliseconds,
+                    try Ledger(database: database).finish(id: ledgerID, outcome: result.outcome, exitCode: exitCode, finishedAt: invocation.clock.now().unixMilliseconds,
                                                           durationMilliseconds: duration, counts: result.counts, reason: failure?.category ?? result.reason)
                     try lease.release()
                 }

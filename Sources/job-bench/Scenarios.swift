@@ -14,6 +14,7 @@ let scenarios: [String: @Sendable (ArraySlice<String>) throws -> Void] = [
     "sweep-grants": SweepGrantsBench.run,
     "link": LinkBench.run,
     "relay-api": RelayAPIBench.run,
+    "watch": WatchBench.run,
 ]
 
 /// A bad option or value for a scenario; `main` reports it and exits 64 (usage).

@@ -27,6 +27,37 @@ import TestSupport
         #expect(try complete(["settings", "set", "runs."]) == ["runs.retention-days", "runs.prune-batch-size"])
     }
 
+    /// What bash completion offers after `words`, run in `folder` (file names complete relative to it).
+    func complete(_ words: [String], in folder: String) throws -> [String] {
+        let script = home.file("job.bash")
+        try JobProcess.run(["completions", "bash"], environment: env).stdout.write(toFile: script, atomically: true, encoding: .utf8)
+        let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+        let result = try ExternalTool.run("/bin/bash", ["-c", "cd '\(folder)' && source '\(script)'; COMP_WORDS=(job \(quoted)); COMP_CWORD=\(words.count); _job; printf '%s\\n' \"${COMPREPLY[@]}\""],
+                                          separateStderr: true)
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.output.split(separator: "\n").map(String.init).sorted()
+    }
+
+    @Test func fileOptionsCompleteFileNamesNotCommandWords() throws {
+        let folder = TemporaryDirectory("completion-files")
+        #expect(FileManager.default.createFile(atPath: folder.file("stash.sqlite"), contents: nil))
+        #expect(FileManager.default.createFile(atPath: folder.file("ticket.txt"), contents: nil))
+        try FileManager.default.createDirectory(atPath: folder.file("stdir"), withIntermediateDirectories: true)
+        #expect(try complete(["--store", "st"], in: folder.path) == ["stash.sqlite", "stdir"], "not the command 'status'")
+        #expect(try complete(["--metrics-dir", "st"], in: folder.path) == ["stdir"])
+        #expect(try complete(["offers", "send", "--ticket-file", "ti"], in: folder.path) == ["ticket.txt"])
+        #expect(try complete(["mesh", "files", "export", "0123abcd", "--to", "ti"], in: folder.path) == ["ticket.txt"])
+        #expect(try complete(["--log-format", ""], in: folder.path) == ["json", "text"])
+        #expect(try complete(["--now", "st"], in: folder.path) == [], "a time has no completion, and never a command")
+        #expect(try complete(["--store", "s.sqlite", "maint"], in: folder.path) == ["maintain-store"], "after the value, commands again")
+    }
+
+    @Test func anOptionAlreadyGivenIsNotOfferedAgain() throws {
+        #expect(try complete(["grants", "revoke", ""]) == ["--peer"])
+        #expect(try complete(["grants", "revoke", "--peer", "alice", ""]) == [])
+        #expect(!(try complete(["--json", ""])).contains("--json"))
+    }
+
     @Test func zshAndFishScriptsAreGeneratedAndAnUnknownShellIsAUsageError() throws {
         #expect(try JobProcess.run(["completions", "zsh"], environment: env).stdout.contains("bashcompinit"))
         let fish = try JobProcess.run(["completions", "fish"], environment: env).stdout

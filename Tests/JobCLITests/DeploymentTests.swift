@@ -77,6 +77,27 @@ import TestSupport
         #expect(result.status == 0 || problems.isEmpty, "\(text)")
     }
 
+    /// Every service, generated or written by hand, is sandboxed to an exposure of at most 2.0 by systemd's own measure.
+    @Test func everyServiceIsSandboxedToAnExposureOfAtMostTwo() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }
+        let rendered = try renderedFiles()
+        let work = TemporaryDirectory("security")
+        var units: [String: String] = [:]
+        for (path, content) in rendered where path.hasPrefix("jobs/") && path.hasSuffix(".service") { units[(path as NSString).lastPathComponent] = content }
+        for server in ["serve-relay.service", "serve-link.service"] {
+            units[server] = try String(contentsOfFile: DeploymentTests.root + "/jobs/" + server, encoding: .utf8)
+        }
+        #expect(units.count == 13)
+        for (name, content) in units.sorted(by: { $0.key < $1.key }) {
+            try content.replacingOccurrences(of: Deployment.executable, with: JobProcess.executablePath).write(toFile: work.file(name), atomically: true, encoding: .utf8)
+            // --threshold is in tenths of the exposure shown (its scale is 0–100): 20 is an exposure of 2.0.
+            let result = try ExternalTool.run("/usr/bin/systemd-analyze", ["security", "--offline=yes", "--threshold=20", "--no-pager", work.file(name)], separateStderr: true)
+            let overall = result.output.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
+            #expect(result.status == 0, "\(name): \(overall) \(result.stderr)")
+            #expect(!overall.isEmpty, "\(name): no exposure reported: \(result.output.suffix(300)) \(result.stderr)")
+        }
+    }
+
     /// The hand-written relay API units (socket activation on loopback, the service it starts) pass systemd's own checks.
     @Test func systemdAcceptsTheServeRelaySocketAndService() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else { return }

@@ -214,4 +214,23 @@ import TestSupport
         let walSize = (try? FileManager.default.attributesOfItem(atPath: store + "-wal")[.size] as? Int) ?? 0
         #expect(walSize == 0, "nothing went into the WAL either")
     }
+
+    @Test func theLedgerIsRecordedAndPrunedOnOneClockTheEmulatedDayWhenGiven() throws {
+        let store = home.file("s.sqlite")
+        // An emulated month in the past: on the real clock these rows would be "new" and never pruned.
+        let day: Int64 = 86_400
+        let start: Int64 = 1_600_000_000
+        var pruned: [Int] = []
+        for offset in [0, 10, 20, 35] {
+            let result = try JobProcess.run(["--store", store, "--now", "@\(start + Int64(offset) * day)", "--json", "maintain-store"], environment: env)
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            pruned.append((try result.jsonObject()["counts"] as? [String: Any])?["pruned_runs"] as? Int ?? -1)
+        }
+        #expect(pruned == [0, 0, 0, 1], "the day-0 pass is pruned once it is 30 days old on the emulated clock")
+        let started: [Int64] = try Database(path: store).query("SELECT started_at FROM job_runs WHERE job = 'maintain-store' ORDER BY id").map { try $0.get(0) }
+        #expect(started == [10, 20, 35].map { (start + $0 * day) * 1000 }, "rows carry the emulated day they ran on")
+        let status = try JobProcess.run(["--store", store, "--json", "status"], environment: env)
+        let row = try #require((try status.json() as? [[String: Any]])?.first { $0["job"] as? String == "maintain-store" })
+        #expect((row["finished_at"] as? String)?.hasPrefix("2020-10-18T12:26:40") == true, "status shows the emulated day: \(row)")
+    }
 }

@@ -199,7 +199,7 @@ import TestSupport
         // The peer never connects and the relay is unhealthy: those two fail, exit 69; the rest pass.
         let h = try RelayHarness(environment: home.environment(relay: relay.url))
         let failed = #expect(throws: JobError.self) { try h.command(["doctor"], now: t0) }
-        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 18 checks failed")  // 18: the serve-relay group (skipped here) and store-writable count too
+        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 20 checks failed")  // 20: the serve-relay group (skipped here) and store-writable count too
         let text = h.everything
         #expect(text.contains("FAIL  relay-health") && text.contains("FAIL  peer-connected") && text.contains("ok    folder-shared: 1 folder(s) shared"), "\(text)")
         #expect(text.contains("skip  trigger: not sent"))
@@ -210,7 +210,13 @@ import TestSupport
         let wrongKey = try RelayHarness(environment: home.environment(relay: relay.url, ["SYNCTHING_API_KEY": "wrong-key"]))
         let refused = #expect(throws: JobError.self) { try wrongKey.command(["doctor"], now: t0) }
         #expect(refused?.exitCode == .configuration)
-        #expect(wrongKey.everything.contains("FAIL  syncthing-key") && wrongKey.everything.contains("skip  device-id"))
+        #expect(wrongKey.everything.contains("FAIL  syncthing-key") && wrongKey.everything.contains("skip  device-id") && wrongKey.everything.contains("skip  event-stream"))
+
+        // A watcher setting out of range: its check fails with the variable named, exit 78.
+        let badDebounce = try RelayHarness(environment: home.environment(relay: relay.url, ["DEBOUNCE_SECONDS": "0"]))
+        let debounce = #expect(throws: JobError.self) { try badDebounce.command(["doctor"], now: t0) }
+        #expect(debounce?.exitCode == .configuration)
+        #expect(badDebounce.everything.contains("FAIL  watcher-settings: DEBOUNCE_SECONDS must be"), "\(badDebounce.everything)")
 
         // A helper variable set but no RELAY_URL: a clear report, exit 78.
         let noRelay = try RelayHarness(environment: ["HOME": home.directory.file("empty"), "SYNCTHING_API_KEY": "wrong-key"])

@@ -41,7 +41,8 @@ import TestSupport
         let report = try h.command(["doctor"], now: t0, json: true)
         let checks = try #require((try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any])?["checks"] as? [[String: Any]])
         let helperChecks = checks.filter { $0["group"] as? String == "retrigger-stale" }
-        #expect(helperChecks.map { $0["status"] as? String } == ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "skip"], "\(report)")
+        #expect(helperChecks.map { $0["status"] as? String } == ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "skip"], "\(report)")
+        #expect(helperChecks.contains { $0["name"] as? String == "event-stream" && $0["status"] as? String == "ok" }, "\(report)")
         #expect(checks.filter { $0["group"] as? String == "store" }.allSatisfy { $0["status"] as? String != "FAIL" }, "\(report)")
         #expect(relay.triggers.isEmpty)
         let sending = try h.command(["doctor"], ["--send-trigger"], now: t0)

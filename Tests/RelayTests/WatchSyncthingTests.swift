@@ -202,8 +202,10 @@ import TestSupport
         for (index, base) in [1.0, 2.0, 4.0].enumerated() {
             #expect(gaps[index + 1] >= base * 0.5 - 0.05 && gaps[index + 1] <= base * 1.5 + 1, "503 pause \(index + 1): \(gaps)")
         }
-        let last: String? = try m.database().scalar("SELECT last_answer FROM relay_helper_state WHERE id = 1")
-        #expect(last == "sent")
+        // The stand-in sees the request before the watcher has stored the answer: wait for the store to say so.
+        try Self.waitFor(10, "the accepted trigger recorded as sent") {
+            try m.database().scalar("SELECT last_answer FROM relay_helper_state WHERE id = 1") as String? == "sent"
+        }
 
         // 402: the watcher keeps running (the re-check is a minute later) and the state says why.
         try relay.script(trigger: [.init(status: 402)])
@@ -243,6 +245,8 @@ import TestSupport
         let held = try sweep()
         #expect(held["outcome"] as? String == "skipped" && held["reason"] as? String == "watcher-pending", "\(held)")
         #expect(relay.triggers.isEmpty)
+        let running = try m.run(["--json", "homeserver", "status"]).jsonObject()
+        #expect(running["watcher"] as? String == "running" && running["wake_up_pending_since"] is String, "\(running)")
 
         // SIGTERM sends it; the watcher's trigger counts as the last sent: the sweep skips for the cadence.
         watcher.signal(SIGTERM)
@@ -250,6 +254,8 @@ import TestSupport
         #expect(relay.triggers.count == 1)
         let justSent = try sweep()
         #expect(justSent["reason"] as? String == "cadence", "\(justSent)")
+        let stopped = try m.run(["--json", "homeserver", "status"]).jsonObject()
+        #expect(stopped["watcher"] as? String == "not running" && stopped["last_answer"] as? String == "sent" && stopped["last_sent_at"] is String, "\(stopped)")
 
         // The watcher is down and the cadence has passed: the sweep wakes the phone itself.
         sleep(3)

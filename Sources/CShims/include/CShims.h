@@ -60,6 +60,8 @@ const secp256k1_context *shim_secp256k1_context_static(void);
 void shim_install_termination_handlers(void);
 /* SIGTERM/SIGINT exit 75 at once: for the start of a process, before a pass installs the recording handlers. */
 void shim_install_early_exit_handlers(void);
+/* Makes a libcurl transfer abort (CURLE_ABORTED_BY_CALLBACK) once SIGTERM or SIGINT has been recorded. */
+CURLcode shim_curl_easy_abort_on_termination(CURL *handle);
 /* The linked libraries' versions, for `job version` (curl: "unavailable" when libcurl cannot be loaded). */
 const char *shim_sqlite_version(void);
 const char *shim_openssl_version(void);

@@ -35,6 +35,9 @@ struct RelayAPI: Sendable {
     let keyring: StoreKeyring
     /// Called when an accepted trigger makes a push due at the given instant (Unix ms).
     let pushDue: @Sendable (Int64) -> Void
+    /// `RELAY_TRAILING_PUSH=on`: a trigger inside the debounce window makes a push due when the window ends
+    /// (off: it is only observed, `WakeupDebounce`).
+    var trailingPush = false
 
     enum Route: String {
         case provision = "/api/v1/provision", trigger = "/api/v1/trigger", status = "/api/v1/status", health = "/api/v1/health"
@@ -114,15 +117,15 @@ struct RelayAPI: Sendable {
     }
 
     private func trigger(deviceID: String, store: FrontDoorStore, now: Int64) throws -> HTTPServerResponse {
-        try trigger(outcome: store.trigger(deviceID: deviceID, limit: Self.triggerLimit, now: now))
+        try trigger(outcome: store.trigger(deviceID: deviceID, limit: Self.triggerLimit, now: now), now: now)
     }
 
     /// The answer to a trigger's store outcome (v1 and v2 alike).
-    private func trigger(outcome: FrontDoorStore.TriggerOutcome) throws -> HTTPServerResponse {
+    private func trigger(outcome: FrontDoorStore.TriggerOutcome, now: Int64) throws -> HTTPServerResponse {
         switch outcome {
         case .rateLimited(let seconds): return Self.rateLimited(seconds)
         case .accepted(let tokens, let due):
-            pushDue(due)
+            if due <= now || trailingPush { pushDue(due) }
             return .json(202, JSON.object([("status", .string("accepted")), ("devices_notified", .int(Int64(tokens)))]).rendered())
         case .notProvisioned: return Self.error(403, "no-active-subscription")
         case .expired: return Self.error(402, "subscription-expired")
@@ -144,7 +147,7 @@ struct RelayAPI: Sendable {
             let precheck = try pool.with { database in
                 try FrontDoorStore(database: database, keyring: keyring).precheckAuthenticated(deviceID: request.deviceID, limit: Self.triggerLimit, now: now)
             }
-            guard case .accepted = precheck else { return try trigger(outcome: precheck) }
+            guard case .accepted = precheck else { return try trigger(outcome: precheck, now: now) }
             do { try TriggerV2.authenticate(request) } catch { return Self.refusal(error) }
             // A nonce must outlive every moment its timestamp is still fresh on some host: the window after the
             // timestamp, plus the clock spread between hosts the relay tolerates.
@@ -153,7 +156,7 @@ struct RelayAPI: Sendable {
                 try FrontDoorStore(database: database, keyring: keyring).acceptAuthenticated(deviceID: request.deviceID, nonce: request.nonce,
                                                                                              nonceExpiresAt: expiresAt, now: now)
             }
-            return try trigger(outcome: outcome)
+            return try trigger(outcome: outcome, now: now)
         } catch {
             return Self.error(503, "store-unavailable", headers: [("Retry-After", "5")])
         }
@@ -170,7 +173,11 @@ struct RelayAPI: Sendable {
         if Self.isLegacyID(evidence) { return Self.error(403, "no-verified-subscription") }
         let verified: SignedTransactionVerifier.Verified
         do { verified = try SignedTransactionVerifier.verify(evidence, configuration: storeKit) } catch { return Self.refusal(error) }
-        if let lapse = verified.lapse(now: now) { return Self.refusal(lapse) }
+        if let lapse = verified.lapse(now: now) {
+            // Verified evidence closes the gate whichever route it reaches (newer than the stored record only).
+            try store.recordLapse(deviceID: deviceID, verified: verified, revokedAt: verified.revokedAt)
+            return Self.refusal(lapse)
+        }
         switch try store.status(deviceID: deviceID, verified: verified, now: now) {
         case .noMatchingSubscription: return Self.error(403, "no-verified-subscription")
         case .observed(let at, let authenticated):
