@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "RelayWire"),
         .target(name: "Relay", dependencies: ["RelayWire", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "COpenSSL", "CShims"]),
         // The homeserver helper, beside Syncthing: it never imports the relay server.
-        .target(name: "Homeserver", dependencies: ["RelayWire", "Runner", "Store", "HTTPClient"]),
+        .target(name: "Homeserver", dependencies: ["RelayWire", "Runner", "Store", "HTTPClient", "Cryptography"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 
         // Fault-proof harness: kill loops with independent models, contention, fuzzing (job-bench and tests).

@@ -79,6 +79,7 @@
     F(int, EVP_PKEY_derive_set_peer, (EVP_PKEY_CTX *a0, EVP_PKEY *a1), (a0, a1)) \
     V(void, EVP_PKEY_free, (EVP_PKEY *a0), (a0)) \
     F(int, EVP_PKEY_generate, (EVP_PKEY_CTX *a0, EVP_PKEY **a1), (a0, a1)) \
+    F(int, EVP_PKEY_get_bits, (const EVP_PKEY *a0), (a0)) \
     F(int, EVP_PKEY_get_base_id, (const EVP_PKEY *a0), (a0)) \
     F(int, EVP_PKEY_get_group_name, (const EVP_PKEY *a0, char *a1, size_t a2, size_t *a3), (a0, a1, a2, a3)) \
     F(int, EVP_PKEY_get_octet_string_param, (const EVP_PKEY *a0, const char *a1, unsigned char *a2, size_t a3, size_t *a4), (a0, a1, a2, a3, a4)) \
@@ -90,6 +91,7 @@
     F(const EVP_CIPHER *, EVP_aes_256_gcm, (void), ()) \
     F(const EVP_CIPHER *, EVP_chacha20_poly1305, (void), ()) \
     F(const EVP_MD *, EVP_sha256, (void), ()) \
+    F(const EVP_MD *, EVP_sha384, (void), ()) \
     F(const EVP_MD *, EVP_sha3_256, (void), ()) \
     F(ASN1_OBJECT *, OBJ_txt2obj, (const char *a0, int a1), (a0, a1)) \
     V(void, OPENSSL_cleanse, (void *a0, size_t a1), (a0, a1)) \

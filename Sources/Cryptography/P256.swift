@@ -156,31 +156,32 @@ public struct P256PublicKey: Sendable, Equatable {
     public static func == (a: P256PublicKey, b: P256PublicKey) -> Bool { a.rawRepresentation == b.rawRepresentation }
 }
 
-/// Conversion between DER ECDSA-Sig-Value and the fixed-width r ‖ s form JWS uses (P-256: 32 + 32 bytes).
+/// Conversion between DER ECDSA-Sig-Value and the fixed-width r ‖ s form JWS uses (P-256: 32 + 32 bytes;
+/// P-384: 48 + 48 bytes, with `width` 48).
 enum ECDSARaw {
-    static func fromDER(_ der: [UInt8]) throws -> [UInt8] {
+    static func fromDER(_ der: [UInt8], width: Int = 32) throws -> [UInt8] {
         let sig: OpaquePointer? = der.withNonNullBytes { bytes, count in
             var cursor: UnsafePointer<UInt8>? = bytes
             return d2i_ECDSA_SIG(nil, &cursor, count)
         }
         guard let sig else { throw libraryFailure("d2i_ECDSA_SIG") }
         defer { ECDSA_SIG_free(sig) }
-        var raw = [UInt8](repeating: 0, count: 64)
-        // r and s are < n < 2^256, so they always fit in 32 bytes; bn2binpad returns -1 otherwise.
+        var raw = [UInt8](repeating: 0, count: 2 * width)
+        // r and s are < n < 2^(8·width), so they always fit in `width` bytes; bn2binpad returns -1 otherwise.
         let ok = raw.withUnsafeMutableBufferPointer { out in
-            BN_bn2binpad(ECDSA_SIG_get0_r(sig), out.baseAddress, 32) == 32 &&
-                BN_bn2binpad(ECDSA_SIG_get0_s(sig), out.baseAddress! + 32, 32) == 32
+            BN_bn2binpad(ECDSA_SIG_get0_r(sig), out.baseAddress, Int32(width)) == Int32(width) &&
+                BN_bn2binpad(ECDSA_SIG_get0_s(sig), out.baseAddress! + width, Int32(width)) == Int32(width)
         }
         guard ok else { throw libraryFailure("BN_bn2binpad") }
         return raw
     }
 
-    /// DER for a 64-byte r ‖ s, or nil if it is not 64 bytes. (Range checks are left to verification.)
-    static func toDER(_ raw: [UInt8]) -> [UInt8]? {
-        guard raw.count == 64, let sig = ECDSA_SIG_new() else { return nil }
+    /// DER for a `2 · width`-byte r ‖ s, or nil if it is not that long. (Range checks are left to verification.)
+    static func toDER(_ raw: [UInt8], width: Int = 32) -> [UInt8]? {
+        guard raw.count == 2 * width, let sig = ECDSA_SIG_new() else { return nil }
         defer { ECDSA_SIG_free(sig) }
-        let r = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil) }
-        let s = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress! + 32, 32, nil) }
+        let r = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32(width), nil) }
+        let s = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress! + width, Int32(width), nil) }
         // ECDSA_SIG_set0 takes ownership of r and s only when it succeeds.
         guard let r, let s, ECDSA_SIG_set0(sig, r, s) == 1 else {
             BN_free(r)

@@ -14,6 +14,13 @@ enum StrictJSON {
         return found
     }
 
+    /// The names of all the top-level object's members.
+    static func memberNames(_ bytes: [UInt8]) throws -> Set<String> {
+        var names: Set<String> = []
+        try walkTopLevel(bytes) { name, _ in names.insert(name) }
+        return names
+    }
+
     /// The top-level object's members whose values are strings.
     static func topLevelStrings(_ bytes: [UInt8]) throws -> [String: String] {
         var strings: [String: String] = [:]

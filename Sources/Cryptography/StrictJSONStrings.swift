@@ -8,4 +8,9 @@ public enum StrictJSONObject {
     public static func strings(_ bytes: [UInt8]) throws -> [String: String] {
         try StrictJSON.topLevelStrings(bytes)
     }
+
+    /// The names of every top-level member of `bytes`, whatever their values; throws as `strings` does.
+    public static func memberNames(_ bytes: [UInt8]) throws -> Set<String> {
+        try StrictJSON.memberNames(bytes)
+    }
 }

@@ -29,13 +29,15 @@ final class ChangeWatcher {
     /// Pause bounds for transient relay failures (seconds).
     static let relayRetryBase = 1.0, relayRetryCap = 300.0
 
-    init(context: JobContext, syncthing: SyncthingClient, relayURL: String, cadenceSeconds: Int, debounceSeconds: Double, announce: Bool,
+    init(context: JobContext, syncthing: SyncthingClient, configPath: String?, relayURL: String, cadenceSeconds: Int, debounceSeconds: Double, announce: Bool,
          watched: Set<String>?, notifier: SystemdNotifier) {
         self.context = context
         self.syncthing = syncthing
         let caFile = context.env("RELAY_CA_FILE")
-        sender = TriggerSender(relay: RelayClient(baseURL: relayURL, caFile: caFile, connectTimeout: 5, totalTimeout: 10))
-        finalSender = TriggerSender(relay: RelayClient(baseURL: relayURL, caFile: caFile, connectTimeout: 2, totalTimeout: 4))
+        sender = TriggerSender(relay: RelayClient(baseURL: relayURL, caFile: caFile, connectTimeout: 5, totalTimeout: 10),
+                               configPath: configPath, cadenceSeconds: cadenceSeconds, database: context.database)
+        finalSender = TriggerSender(relay: RelayClient(baseURL: relayURL, caFile: caFile, connectTimeout: 2, totalTimeout: 4),
+                                    configPath: configPath, cadenceSeconds: cadenceSeconds, database: context.database)
         self.cadenceSeconds = cadenceSeconds
         self.announce = announce
         self.watched = watched
@@ -171,7 +173,7 @@ final class ChangeWatcher {
     /// Sends the pending wake-up and reacts to the answer as the relay's error table says.
     private func send(deviceID: String) throws {
         attempt += 1
-        let answer = sender.send(deviceID: deviceID, now: context.now, logger: context.logger, attempt: attempt).answer
+        let answer = try sender.send(deviceID: deviceID, now: context.now, logger: context.logger, attempt: attempt).answer
         try record(answer)
         let now = context.nowMilliseconds
         let monotonic = EventStream.monotonic()
@@ -198,7 +200,7 @@ final class ChangeWatcher {
 
     /// One last try on the way out (SIGTERM): short timeouts, no retry.
     private func sendFinal(deviceID: String) -> Bool {
-        let answer = finalSender.send(deviceID: deviceID, now: context.now, logger: context.logger, attempt: attempt + 1).answer
+        let answer = (try? finalSender.send(deviceID: deviceID, now: context.now, logger: context.logger, attempt: attempt + 1))?.answer ?? .transient
         try? record(answer)
         if answer == .sent { metrics.triggersSent += 1 }
         return answer == .sent

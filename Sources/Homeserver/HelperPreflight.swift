@@ -62,6 +62,26 @@ enum HelperPreflight {
                 return .pass("this Syncthing's Device ID is readable")
             } catch { return syncthingFailure(error) }
         },
+        DoctorCheck(name: "device-key") { session in
+            guard let myID = session.helper.myID else { return .skip("the Device ID is unknown") }
+            let configPath = try? HelperConfiguration.syncthingEndpoint(session.context.environment).configPath
+            let pinned = (try? TriggerSender.PinState.load(session.context.database))?.acceptedAt != nil
+            switch DeviceKeyFiles.load(configPath: configPath ?? nil, myID: myID) {
+            case .success(let key):
+                return .pass("triggers are authenticated (v2): cert.pem and key.pem are readable (\(key.certificate.keyType.rawValue))")
+            case .failure(let unusable):
+                if pinned { return .fail("this helper is pinned to authenticated triggers, but " + unusable.explanation, .configuration) }
+                return .warn("triggers are sent unauthenticated (v1): " + unusable.explanation)
+            }
+        },
+        DoctorCheck(name: "relay-v2") { session in
+            guard let state = try? TriggerSender.PinState.load(session.context.database) else { return .skip("the helper's state cannot be read") }
+            if state.acceptedAt != nil && state.unsupportedAt == nil { return .pass("the relay accepted this helper's authenticated trigger") }
+            if state.unsupportedAt != nil {
+                return .warn("the relay answered the authenticated trigger route with 404/405: it predates v2, so v1 is sent (v2 is retried each cadence)")
+            }
+            return .pass("no authenticated trigger sent yet")
+        },
         DoctorCheck(name: "event-stream") { session in
             guard let client = session.helper.syncthing, session.helper.keyAccepted else { return .skip("the API key was not accepted") }
             do {
@@ -95,9 +115,17 @@ enum HelperPreflight {
         DoctorCheck(name: "trigger") { session in
             guard session.context.arguments.flag("--send-trigger") else { return .skip("not sent (use --send-trigger)") }
             guard let url = session.helper.relayURL, let myID = session.helper.myID else { return .skip("needs RELAY_URL and the Device ID") }
-            let (answer, status) = RelayClient(baseURL: url, caFile: session.context.env("RELAY_CA_FILE")).trigger(deviceID: myID, now: session.context.now)
+            let configPath = try? HelperConfiguration.syncthingEndpoint(session.context.environment).configPath
+            let cadence = (try? HelperConfiguration.cadence(session.context.environment)) ?? HelperConfiguration.defaultCadenceSeconds
+            let sender = TriggerSender(relay: RelayClient(baseURL: url, caFile: session.context.env("RELAY_CA_FILE")),
+                                       configPath: configPath ?? nil, cadenceSeconds: cadence, database: session.context.database)
+            let sent: TriggerSender.Sent
+            do { sent = try sender.send(deviceID: myID, now: session.context.now, logger: session.context.logger, attempt: 1) } catch let error as JobError {
+                return .fail(error)
+            } catch { return .fail("the helper's state cannot be stored", .configuration) }
+            let (answer, status) = (sent.answer, sent.status)
             switch answer {
-            case .sent: return .pass("the relay accepted the trigger (202)")
+            case .sent: return .pass("the relay accepted the \(sent.authenticated ? "authenticated (v2)" : "v1") trigger (202)")
             case .subscriptionInactive: return .fail("the relay answered \(status ?? 0): no active subscription for this Device ID", .unavailable)
             case .notFound: return .fail("the relay answered 404: RELAY_URL is wrong", .configuration)
             case .rateLimited: return .fail("the relay answered 429: rate limited, try later", .unavailable)

@@ -24,5 +24,12 @@ enum HomeserverMigrations {
             ALTER TABLE relay_helper_state ADD COLUMN watcher_pending_since INTEGER;
             ALTER TABLE relay_helper_state ADD COLUMN watcher_seen_at INTEGER;
             """),
+        // Authenticated triggers (docs/protocols/trigger-v2.md): when the relay first accepted this helper's v2
+        // trigger (from then on it never sends v1), and when it last answered the v2 route with 404/405 (then v1 is
+        // sent, and v2 tried again after one cadence).
+        Migration("homeserver-003-trigger-v2", sql: """
+            ALTER TABLE relay_helper_state ADD COLUMN v2_accepted_at INTEGER;
+            ALTER TABLE relay_helper_state ADD COLUMN v2_unsupported_at INTEGER;
+            """),
     ]
 }

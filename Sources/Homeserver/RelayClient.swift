@@ -1,3 +1,4 @@
+import Cryptography
 import Foundation
 import HTTPClient
 import Runner
@@ -51,6 +52,16 @@ struct RelayClient {
         let request = HTTPRequest(method: "POST", url: baseURL + "/api/v1/trigger", headers: [("Content-Type", "application/json")], body: body)
         guard let response = try? http.send(request) else { return (.transient, nil) }
         return (RelayAnswer.classify(status: response.status, retryAfter: response.header("Retry-After"), now: now), response.status)
+    }
+
+    /// Sends one authenticated (v2) trigger signed by `key` at `now` with a fresh nonce (docs/protocols/trigger-v2.md);
+    /// the HTTP status and `Retry-After`, or nil when no answer came (or the nonce could not be drawn).
+    func triggerV2(key: DeviceSigningKey, now: Date) -> (status: Int, retryAfter: String?)? {
+        guard let nonce = try? SecureRandom.bytes(count: TriggerV2.nonceCount),
+              let body = try? TriggerV2.body(key: key, nowSeconds: Int64(now.timeIntervalSince1970.rounded(.down)), nonce: nonce) else { return nil }
+        let request = HTTPRequest(method: "POST", url: baseURL + TriggerV2.path, headers: [("Content-Type", "application/json")], body: body)
+        guard let response = try? http.send(request) else { return nil }
+        return (response.status, response.header("Retry-After"))
     }
 
     /// True when `/api/v1/health` answers 200 with `{"status":"ok"}` (only `status` is checked).

@@ -8,7 +8,8 @@ import Runner
 /// One pass: if the cadence since the last sent wake-up (by this sweep or by `watch-syncthing`) has not elapsed, a
 /// 429 back-off or a transient back-off is in force, the subscription was found inactive less than a cadence ago, or
 /// a running watcher holds a wake-up back → `skipped`, no network. Otherwise read `myID`, the devices and folders, and each unpaused remote device's completion per
-/// shared, unpaused (and watched) folder; any need → `POST RELAY_URL/api/v1/trigger`. The relay's answer
+/// shared, unpaused (and watched) folder; any need → a trigger through `TriggerSender` (authenticated
+/// `POST RELAY_URL/api/v2/trigger` when this Syncthing's key is readable, else `/api/v1/trigger`). The relay's answer
 /// decides the outcome (see `RelayAnswer`): 202 sent; 400–403 recorded, exit 0; 404 exit 78; 429 back-off
 /// stored; 5xx and transport errors up to 3 tries with exponential back-off and jitter, then exit 75 with the
 /// back-off stored. The send and the table are `TriggerSender`'s, shared with `watch-syncthing`; the pass also
@@ -71,7 +72,8 @@ struct RetriggerStaleJob: Job {
             return .completed(counts)
         }
 
-        let sender = TriggerSender(relay: RelayClient(baseURL: config.relayURL, caFile: context.env("RELAY_CA_FILE")))
+        let sender = TriggerSender(relay: RelayClient(baseURL: config.relayURL, caFile: context.env("RELAY_CA_FILE")),
+                                   configPath: config.syncthing.configPath, cadenceSeconds: config.cadenceSeconds, database: db)
         var answer = RelayAnswer.transient
         var tries = 0
         while tries < Self.maxTries {
@@ -80,7 +82,9 @@ struct RetriggerStaleJob: Job {
                 Thread.sleep(forTimeInterval: TriggerSender.retryPause(attempt: tries, base: Self.retryBaseSeconds, cap: 60))
             }
             tries += 1
-            answer = sender.send(deviceID: check.myID, now: context.now, logger: context.logger, attempt: tries).answer
+            let sent = try sender.send(deviceID: check.myID, now: context.now, logger: context.logger, attempt: tries)
+            answer = sent.answer
+            counts["authenticated"] = sent.authenticated ? 1 : 0
             if !TriggerSender.reaction(to: answer, now: now).isRetry { break }
         }
         counts["tries"] = tries

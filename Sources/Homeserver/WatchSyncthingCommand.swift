@@ -39,7 +39,7 @@ struct WatchSyncthingCommand: Command {
         sigaddset(&stopSignals, SIGTERM)
         sigaddset(&stopSignals, SIGINT)
         sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
-        let watcher = ChangeWatcher(context: context, syncthing: SyncthingClient(endpoint: endpoint), relayURL: relayURL, cadenceSeconds: cadence,
+        let watcher = ChangeWatcher(context: context, syncthing: SyncthingClient(endpoint: endpoint), configPath: endpoint.configPath, relayURL: relayURL, cadenceSeconds: cadence,
                                     debounceSeconds: debounce, announce: announce, watched: HelperConfiguration.watchedFolders(env),
                                     notifier: SystemdNotifier(environment: env))
         try watcher.run()

@@ -100,11 +100,21 @@ struct RelayShowCommand: Command {
             ("devices", s.devices), ("tokens", s.tokens), ("production_tokens", s.production), ("sandbox_tokens", s.sandbox),
             ("devices_awaiting_push", s.devicesAwaitingPush), ("tokens_awaiting_retry", s.tokensAwaitingRetry),
             ("tokens_reported_invalid", s.tokensMarkedInvalid), ("tokens_last_delivered", s.tokensDelivered),
-        ] + (try Self.entitlementCounts(context.database))
+        ] + (try Self.entitlementCounts(context.database)) + (try Self.pinCounts(context.database))
         if context.jsonOutput {
             context.printJSON(.object(fields.map { ($0.0, .number($0.1)) }))
         } else {
             for (name, value) in fields { context.print("\(name.replacingOccurrences(of: "_", with: " ")): \(value)") }
+        }
+    }
+
+    /// Device IDs pinned to authenticated triggers, the v1 triggers the pins refused, and the v2 nonces still held
+    /// against replay (docs/protocols/trigger-v2.md).
+    static func pinCounts(_ database: Database) throws -> [(String, Int)] {
+        try database.read { db in
+            [("devices_pinned_to_v2", try db.scalar("SELECT count(*) FROM relay_devices WHERE v2_pinned_at IS NOT NULL") ?? 0),
+             ("v1_triggers_refused_by_pin", try db.scalar("SELECT coalesce(sum(v1_refused_by_pin), 0) FROM relay_devices") ?? 0),
+             ("trigger_nonces_held", try db.scalar("SELECT count(*) FROM relay_trigger_nonces") ?? 0)]
         }
     }
 
@@ -119,6 +129,31 @@ struct RelayShowCommand: Command {
                 SELECT count(*) FROM relay_devices d WHERE NOT EXISTS (SELECT 1 FROM relay_entitlements e WHERE e.device_id = d.id)
                 """) ?? 0))
             return counts
+        }
+    }
+}
+
+/// `job relay unpin`: lifts one Device ID's pin to authenticated triggers, so its v1 triggers are accepted again
+/// (docs/protocols/trigger-v2.md, "Downgrade protection").
+struct RelayUnpinCommand: Command {
+    let runsOnPostgreSQL = true
+    let path = ["relay", "unpin"]
+    let summary = "accept v1 triggers again for a Device ID pinned to authenticated (v2) triggers"
+    let options: [OptionSpec] = [.required("--device-id", "ID", "the homeserver's Syncthing Device ID")]
+    let discussion = """
+        A Device ID whose helper once sent a verified v2 trigger refuses v1 triggers (401 authenticated-trigger-required).
+        Lift the pin when that homeserver's helper must go back to v1 (a reinstall without its Syncthing key, say); its
+        next verified v2 trigger pins it again. A Device ID that is not pinned is left as it is.
+        """
+
+    func run(_ context: JobContext) throws {
+        let deviceID = try RelayIdentifiers.requireDeviceID(context.arguments)
+        let lifted = try FrontDoorStore(database: context.database, keyring: context.keyring()).unpin(deviceID: deviceID)
+        context.logger.info("relay.unpinned", ["lifted": .bool(lifted)])
+        if context.jsonOutput {
+            context.printJSON(["status": .string(lifted ? "unpinned" : "not-pinned")])
+        } else {
+            context.print(lifted ? "unpinned: v1 triggers are accepted again" : "not pinned; nothing changed")
         }
     }
 }

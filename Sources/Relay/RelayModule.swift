@@ -12,6 +12,6 @@ public enum RelayModule {
         migrations: RelayMigrations.all + RelayAPIMigrations.all,
         postgresMigrations: RelayPostgresMigrations.all,
         jobs: [SendWakeupsJob(), CleanTokensJob()],
-        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(), ServeRelayCommand()],
+        commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(), RelayUnpinCommand(), ServeRelayCommand()],
         doctor: [APNsPreflight.group, StoreKitPreflight.group])
 }

@@ -75,5 +75,17 @@ enum RelayPostgresMigrations {
             );
             CREATE INDEX relay_rate_limits_window ON relay_rate_limits (window_start_at);
             """),
+        // As `relay-api-002-trigger-v2` on SQLite (docs/protocols/trigger-v2.md).
+        Migration("relay-pg-002-trigger-v2", sql: """
+            ALTER TABLE relay_devices ADD COLUMN v2_pinned_at BIGINT;
+            ALTER TABLE relay_devices ADD COLUMN last_trigger_authenticated BIGINT NOT NULL DEFAULT 0
+                CHECK (last_trigger_authenticated IN (0, 1));
+            ALTER TABLE relay_devices ADD COLUMN v1_refused_by_pin BIGINT NOT NULL DEFAULT 0;
+            CREATE TABLE relay_trigger_nonces (
+                nonce_index BYTEA PRIMARY KEY,
+                expires_at BIGINT NOT NULL
+            );
+            CREATE INDEX relay_trigger_nonces_expiry ON relay_trigger_nonces (expires_at);
+            """),
     ]
 }

@@ -46,7 +46,9 @@ import TestSupport
         #expect(trigger.status == 202 && trigger.json["status"] as? String == "accepted" && trigger.json["devices_notified"] as? Int == 2, "\(trigger.json)")
         let after = try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": jws])
         #expect(after.status == 200 && after.json["v1_trigger_observed"] as? Bool == true && after.json["last_trigger_observed_at"] is String)
-        #expect(Set(after.json.keys) == ["v1_trigger_observed", "last_trigger_observed_at", "checked_at"], "status says nothing else")
+        #expect(Set(after.json.keys) == ["v1_trigger_observed", "last_trigger_observed_at", "last_trigger_authenticated", "checked_at"],
+                "status says nothing else")
+        #expect(after.json["last_trigger_authenticated"] as? Bool == false, "a v1 trigger is never authenticated")
 
         // Another homeserver's status with this subscription's JWS: refused, nothing about this one leaks.
         #expect(try front.send("POST", "/api/v1/status", ["device_id": Fixture.deviceID(43), "signed_transaction": jws]).status == 403)

@@ -199,10 +199,12 @@ import TestSupport
         // The peer never connects and the relay is unhealthy: those two fail, exit 69; the rest pass.
         let h = try RelayHarness(environment: home.environment(relay: relay.url))
         let failed = #expect(throws: JobError.self) { try h.command(["doctor"], now: t0) }
-        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 18 checks failed")  // 18: the serve-relay group (skipped here) and store-writable count too
+        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 20 checks failed")  // 20: the serve-relay group (skipped here) and store-writable count too
         let text = h.everything
         #expect(text.contains("FAIL  relay-health") && text.contains("FAIL  peer-connected") && text.contains("ok    folder-shared: 1 folder(s) shared"), "\(text)")
         #expect(text.contains("skip  trigger: not sent"))
+        // Syncthing's own cert.pem and key.pem beside its config.xml are readable: triggers will be authenticated.
+        #expect(text.contains("ok    device-key: triggers are authenticated (v2): cert.pem and key.pem are readable (ecdsa-p384-sha384)"), "\(text)")
 
         // A refused key: the key check fails (78) and the checks that need it are skipped.
         let wrongKey = try RelayHarness(environment: home.environment(relay: relay.url, ["SYNCTHING_API_KEY": "wrong-key"]))

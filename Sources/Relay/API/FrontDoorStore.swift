@@ -150,36 +150,113 @@ struct FrontDoorStore {
         case revoked
         /// Over the Device ID's trigger rate limit; retry after this many seconds.
         case rateLimited(retryAfter: Int)
+        /// A v1 trigger for a Device ID pinned to authenticated triggers (docs/protocols/trigger-v2.md).
+        case authenticationRequired
+        /// A v2 trigger whose nonce was already used for this Device ID.
+        case replayed
     }
 
-    /// The rate limit, the gate and the observation in one transaction (one commit per trigger): the time is stored
-    /// only when the Device ID is within its limit, has live tokens and an active entitlement, and never moves backwards.
-    func trigger(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
-        let dIndex = registry.deviceIndex(deviceID)
-        return try database.write { db in
-            try registry.lockDevice(db, deviceID)
-            if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
-            guard let row = try db.queryOne("SELECT id, last_push_at FROM relay_devices WHERE device_index = ?", [dIndex]) else { return .notProvisioned }
-            let device: Int64 = try row.get(0)
-            let lastPush: Int64? = try row.get(1)
-            let tokens: Int = try db.scalar("SELECT count(*) FROM relay_tokens WHERE device_id = ? AND NOT \(TokenCleanup.deadSQL())",
-                                            [device]) ?? 0
-            guard tokens > 0, let entitlement = try Self.entitlement(db, device: device) else { return .notProvisioned }
-            switch entitlement.state(now: now) {
-            case .expired: return .expired
-            case .revoked: return .revoked
-            case .active: break
-            }
-            try Registry.observeTrigger(db, device: device, now: now)
-            let due = lastPush.map { max(now, min(now, $0) + WakeupDebounce.windowMilliseconds) } ?? now
-            return .accepted(tokens: tokens, pushDueAt: due)
+    /// What the trigger gate found for a Device ID: open (its row, live tokens, last push, pin), or a refusal.
+    private enum Gate {
+        case open(device: Int64, tokens: Int, lastPush: Int64?, pinned: Bool)
+        case closed(TriggerOutcome)
+    }
+
+    /// Registration, live tokens and an active entitlement, read inside `db`'s open transaction.
+    private func gate(_ db: Database, deviceID: String, now: Int64) throws -> Gate {
+        guard let row = try db.queryOne("SELECT id, last_push_at, v2_pinned_at FROM relay_devices WHERE device_index = ?",
+                                        [registry.deviceIndex(deviceID)]) else { return .closed(.notProvisioned) }
+        let device: Int64 = try row.get(0)
+        let lastPush: Int64? = try row.get(1)
+        let pinnedAt: Int64? = try row.get(2)
+        let tokens: Int = try db.scalar("SELECT count(*) FROM relay_tokens WHERE device_id = ? AND NOT \(TokenCleanup.deadSQL())",
+                                        [device]) ?? 0
+        guard tokens > 0, let entitlement = try Self.entitlement(db, device: device) else { return .closed(.notProvisioned) }
+        switch entitlement.state(now: now) {
+        case .expired: return .closed(.expired)
+        case .revoked: return .closed(.revoked)
+        case .active: return .open(device: device, tokens: tokens, lastPush: lastPush, pinned: pinnedAt != nil)
         }
     }
+
+    /// Observes an accepted trigger on an open gate and says when its push is due.
+    private func accept(_ db: Database, device: Int64, tokens: Int, lastPush: Int64?, authenticated: Bool, now: Int64) throws -> TriggerOutcome {
+        try Registry.observeTrigger(db, device: device, now: now)
+        try db.execute("UPDATE relay_devices SET last_trigger_authenticated = ? WHERE id = ?", [authenticated ? 1 : 0, device])
+        let due = lastPush.map { max(now, min(now, $0) + WakeupDebounce.windowMilliseconds) } ?? now
+        return .accepted(tokens: tokens, pushDueAt: due)
+    }
+
+    /// A v1 trigger: the rate limit, the gate, the pin and the observation in one transaction (one commit per
+    /// trigger): the time is stored only when the Device ID is within its limit, has live tokens and an active
+    /// entitlement and is not pinned to v2, and never moves backwards. A pinned refusal is counted on the Device ID.
+    func trigger(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
+        try database.write { db in
+            try registry.lockDevice(db, deviceID)
+            if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
+            switch try gate(db, deviceID: deviceID, now: now) {
+            case .closed(let outcome): return outcome
+            case .open(let device, _, _, true):
+                try db.execute("UPDATE relay_devices SET v1_refused_by_pin = v1_refused_by_pin + 1 WHERE id = ?", [device])
+                return .authenticationRequired
+            case .open(let device, let tokens, let lastPush, false):
+                return try accept(db, device: device, tokens: tokens, lastPush: lastPush, authenticated: false, now: now)
+            }
+        }
+    }
+
+    /// The cheap checks of a v2 trigger, before any signature work: counts it against the Device ID's trigger rate
+    /// limit (shared with v1) and checks the gate. Stores nothing but the count; `.accepted` here means "go on".
+    func precheckAuthenticated(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
+        try database.write { db in
+            try registry.lockDevice(db, deviceID)
+            if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
+            switch try gate(db, deviceID: deviceID, now: now) {
+            case .closed(let outcome): return outcome
+            case .open(_, let tokens, _, _): return .accepted(tokens: tokens, pushDueAt: now)
+            }
+        }
+    }
+
+    /// A verified v2 trigger: the gate again, the nonce (refused when this Device ID already used it, on any host:
+    /// the unique key decides), the pin and the observation, in one transaction. `nonceExpiresAt` is when the
+    /// request's timestamp leaves the freshness window on every host; expired nonces are pruned as it goes.
+    func acceptAuthenticated(deviceID: String, nonce: [UInt8], nonceExpiresAt: Int64, now: Int64) throws -> TriggerOutcome {
+        let nonceIndex = keyring.blindIndex(Array(deviceID.utf8) + nonce, purpose: Self.noncePurpose)
+        return try database.write { db in
+            try registry.lockDevice(db, deviceID)
+            switch try gate(db, deviceID: deviceID, now: now) {
+            case .closed(let outcome): return outcome
+            case .open(let device, let tokens, let lastPush, _):
+                let inserted = try db.execute("INSERT INTO relay_trigger_nonces (nonce_index, expires_at) VALUES (?, ?) ON CONFLICT (nonce_index) DO NOTHING",
+                                              [nonceIndex, nonceExpiresAt])
+                guard inserted > 0 else { return .replayed }
+                try db.execute("""
+                    DELETE FROM relay_trigger_nonces WHERE nonce_index IN (
+                        SELECT nonce_index FROM relay_trigger_nonces WHERE expires_at < ? LIMIT 100)
+                    """, [now])
+                try db.execute("UPDATE relay_devices SET v2_pinned_at = coalesce(v2_pinned_at, ?) WHERE id = ?", [now, device])
+                return try accept(db, device: device, tokens: tokens, lastPush: lastPush, authenticated: true, now: now)
+            }
+        }
+    }
+
+    /// Lifts the v2 pin of one Device ID (`job relay unpin`): v1 triggers are accepted again. False when it was not pinned.
+    func unpin(deviceID: String) throws -> Bool {
+        try database.write { db in
+            try registry.lockDevice(db, deviceID)
+            return try db.execute("UPDATE relay_devices SET v2_pinned_at = NULL WHERE device_index = ? AND v2_pinned_at IS NOT NULL",
+                                  [registry.deviceIndex(deviceID)]) > 0
+        }
+    }
+
+    static let noncePurpose = "relay.trigger-nonce"
 
     // MARK: POST /status
 
     enum StatusOutcome: Equatable, Sendable {
-        case observed(at: Int64?)
+        /// The last observed trigger's time, and whether it was an authenticated (v2) one.
+        case observed(at: Int64?, authenticated: Bool)
         /// The Device ID holds no active verified row matching the presented transaction.
         case noMatchingSubscription
     }
@@ -189,12 +266,15 @@ struct FrontDoorStore {
         let dIndex = registry.deviceIndex(deviceID)
         let index = originalIndex(verified.originalTransactionID)
         return try database.read { db in
-            guard let row = try db.queryOne("SELECT id, last_trigger_at FROM relay_devices WHERE device_index = ?", [dIndex]) else { return .noMatchingSubscription }
+            guard let row = try db.queryOne("SELECT id, last_trigger_at, last_trigger_authenticated FROM relay_devices WHERE device_index = ?",
+                                            [dIndex]) else { return .noMatchingSubscription }
             let device: Int64 = try row.get(0)
             guard let entitlement = try Self.entitlement(db, device: device), entitlement.kind == .storekit, entitlement.originalIndex == index,
                   entitlement.productID == verified.productID, entitlement.environment == verified.environment,
                   entitlement.state(now: now) == .active else { return .noMatchingSubscription }
-            return .observed(at: try row.get(1))
+            let at: Int64? = try row.get(1)
+            let authenticated: Int64 = try row.get(2)
+            return .observed(at: at, authenticated: at != nil && authenticated == 1)
         }
     }
 

@@ -4,7 +4,8 @@ import HTTPServer
 import Runner
 import Store
 
-/// The relay's HTTP API under `/api/v1`, exactly as docs/protocols/relay-api.md specifies it, over the store.
+/// The relay's HTTP API under `/api/v1`, exactly as docs/protocols/relay-api.md specifies it, and the authenticated
+/// trigger `POST /api/v2/trigger` (docs/protocols/trigger-v2.md, which lists its own answers), over the store.
 ///
 /// Stateless: all state (registrations, entitlements, observed times, rate-limit counters) is in the store, so
 /// several `serve-relay` processes can answer for one store. On SQLite every write goes through the process's one
@@ -16,7 +17,7 @@ import Store
 /// | code | when |
 /// |---|---|
 /// | 400 | malformed JSON, a missing or mistyped field, a bad Device ID or APNs token, a JWS that is not one |
-/// | 401 | the signed transaction does not verify: foreign root, missing OID, bad signature, certificate not valid at `signedDate` |
+/// | 401 | the signed transaction does not verify: foreign root, missing OID, bad signature, certificate not valid at `signedDate`; a v1 trigger for a Device ID pinned to v2 (`authenticated-trigger-required`) |
 /// | 402 | the subscription expired (provision, status, and a trigger for an expired Device ID) |
 /// | 403 | revoked; evidence for another bundle, product, type or environment; a trigger for a Device ID with no active entitlement or no live token; status without a matching verified row; the legacy numeric id after 2026-10-31 |
 /// | 404 | unknown route |
@@ -45,7 +46,10 @@ struct RelayAPI: Sendable {
     /// (off: it is only observed, `WakeupDebounce`).
     var trailingPush = false
 
-    enum Route: String { case provision = "/api/v1/provision", trigger = "/api/v1/trigger", status = "/api/v1/status", health = "/api/v1/health" }
+    enum Route: String {
+        case provision = "/api/v1/provision", trigger = "/api/v1/trigger", status = "/api/v1/status", health = "/api/v1/health"
+        case authenticatedTrigger = "/api/v2/trigger"
+    }
 
     /// Answers `request` through `respond` (exactly once): a trigger from the writer's thread once its batch is
     /// durable, every other request before this returns.
@@ -83,7 +87,7 @@ struct RelayAPI: Sendable {
         guard let route = Route(rawValue: path) else { return .answer(Self.error(404, "not-found")) }
         let allowed: [String] = switch route {
         case .provision: ["POST", "DELETE"]
-        case .trigger, .status: ["POST"]
+        case .trigger, .status, .authenticatedTrigger: ["POST"]
         case .health: ["GET", "HEAD"]
         }
         guard allowed.contains(request.method) else {
@@ -92,6 +96,7 @@ struct RelayAPI: Sendable {
         if route == .health { return .answer(.json(200, JSON.object([("status", .string("ok")), ("version", .string(Self.version))]).rendered())) }
         let contentType = request.header("content-type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard contentType == "application/json" else { return .answer(Self.error(415, "unsupported-media-type")) }
+        if route == .authenticatedTrigger { return .answer(authenticatedTrigger(request.body)) }
         guard let fields = try? StrictJSONObject.strings(request.body) else { return .answer(Self.error(400, "malformed-json")) }
         guard let rawDevice = fields["device_id"] else { return .answer(Self.error(400, "missing-device-id")) }
         guard let deviceID = RelayIdentifiers.deviceID(rawDevice) else { return .answer(Self.error(400, "bad-device-id")) }
@@ -176,7 +181,42 @@ struct RelayAPI: Sendable {
         case .notProvisioned: return error(403, "no-active-subscription")
         case .expired: return error(402, "subscription-expired")
         case .revoked: return error(403, "subscription-revoked")
+        case .authenticationRequired: return error(401, "authenticated-trigger-required")
+        case .replayed: return refusal(TriggerV2.Refusal.replayedNonce)
         }
+    }
+
+    /// `POST /api/v2/trigger`, checked in the order docs/protocols/trigger-v2.md gives: syntax and caps, the
+    /// timestamp, then the store's cheap checks (rate limit, registration, active subscription), and only then the
+    /// certificate hash, its strict parse and the signature; last the nonce, the pin and the observation.
+    func authenticatedTrigger(_ body: [UInt8]) -> HTTPServerResponse {
+        let request: TriggerV2.Request
+        do { request = try TriggerV2.parse(body) } catch { return Self.refusal(error) }
+        let now = clock.now().unixMilliseconds
+        guard TriggerV2.isFresh(request.timestampMilliseconds, now: now) else { return Self.refusal(TriggerV2.Refusal.timestampOutOfWindow) }
+        do {
+            let limit = Self.triggerLimit
+            let precheck = try writeNow { try $0.precheckAuthenticated(deviceID: request.deviceID, limit: limit, now: now) }
+            guard case .accepted = precheck else { return answer(precheck, now: now) }
+            do { try TriggerV2.authenticate(request) } catch { return Self.refusal(error) }
+            // A nonce must outlive every moment its timestamp is still fresh on some host: the window after the
+            // timestamp, plus the clock spread between hosts the relay tolerates.
+            let expiresAt = request.timestampMilliseconds + TriggerV2.windowMilliseconds + Self.nonceClockMargin
+            let outcome = try writeNow { try $0.acceptAuthenticated(deviceID: request.deviceID, nonce: request.nonce, nonceExpiresAt: expiresAt, now: now) }
+            return answer(outcome, now: now)
+        } catch {
+            return Self.storeUnavailable
+        }
+    }
+
+    /// How much longer than the freshness window a nonce is kept, for hosts whose clocks run behind.
+    static let nonceClockMargin: Int64 = 60_000
+
+    static func refusal(_ refusal: TriggerV2.Refusal) -> HTTPServerResponse { error(refusal.status, refusal.word) }
+
+    /// The answer to a trigger outcome reached on this thread (the v2 route).
+    private func answer(_ outcome: FrontDoorStore.TriggerOutcome, now: Int64) -> HTTPServerResponse {
+        Self.triggerAnswer(.success(outcome), now: now, trailingPush: trailingPush, pushDue: pushDue)
     }
 
     private func status(_ fields: [String: String], deviceID: String, now: Int64) throws -> HTTPServerResponse {
@@ -193,9 +233,10 @@ struct RelayAPI: Sendable {
         }
         switch try readNow({ try $0.status(deviceID: deviceID, verified: verified, now: now) }) {
         case .noMatchingSubscription: return Self.error(403, "no-verified-subscription")
-        case .observed(let at):
+        case .observed(let at, let authenticated):
             var members: [(String, JSON)] = [("v1_trigger_observed", .bool(at != nil))]
             if let at { members.append(("last_trigger_observed_at", .string(Self.seconds(at)))) }
+            members.append(("last_trigger_authenticated", .bool(authenticated)))
             members.append(("checked_at", .string(Self.seconds(now))))
             return .json(200, JSON.object(members).rendered())
         }

@@ -34,5 +34,20 @@ enum RelayAPIMigrations {
             ) STRICT;
             CREATE INDEX relay_rate_limits_window ON relay_rate_limits (window_start_at);
             """),
+        // Authenticated triggers (docs/protocols/trigger-v2.md): the capability pin (a Device ID whose v2 trigger
+        // verified refuses v1), whether the last accepted trigger was authenticated, how many v1 triggers the pin
+        // refused, and the nonces seen (blind-indexed with their Device ID, kept until their timestamp can no longer
+        // pass the freshness check on any host).
+        Migration("relay-api-002-trigger-v2", sql: """
+            ALTER TABLE relay_devices ADD COLUMN v2_pinned_at INTEGER;
+            ALTER TABLE relay_devices ADD COLUMN last_trigger_authenticated INTEGER NOT NULL DEFAULT 0
+                CHECK (last_trigger_authenticated IN (0, 1));
+            ALTER TABLE relay_devices ADD COLUMN v1_refused_by_pin INTEGER NOT NULL DEFAULT 0;
+            CREATE TABLE relay_trigger_nonces (
+                nonce_index BLOB PRIMARY KEY,
+                expires_at INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX relay_trigger_nonces_expiry ON relay_trigger_nonces (expires_at);
+            """),
     ]
 }

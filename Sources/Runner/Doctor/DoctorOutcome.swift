@@ -4,6 +4,8 @@ public enum DoctorOutcome: Sendable {
     /// Failed, with the exit code the failure stands for (78 configuration, 69 unavailable, 73 store).
     case fail(String, ExitCode)
     case skip(String)
+    /// Works, but not as well as it could; the detail says the fix. Not a failure (the exit code stays 0).
+    case warn(String)
 
     /// The status word printed and logged.
     public var word: String {
@@ -11,12 +13,13 @@ public enum DoctorOutcome: Sendable {
         case .pass: return "ok"
         case .fail: return "FAIL"
         case .skip: return "skip"
+        case .warn: return "WARN"
         }
     }
 
     public var detail: String {
         switch self {
-        case .pass(let text), .fail(let text, _), .skip(let text): return text
+        case .pass(let text), .fail(let text, _), .skip(let text), .warn(let text): return text
         }
     }
 
