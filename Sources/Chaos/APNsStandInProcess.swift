@@ -56,6 +56,15 @@ public final class APNsStandInProcess {
         }
     }
 
+    /// From now on, answers wait (requests are still logged as they arrive) until this is called with false, when
+    /// the held answers leave at once. The stand-in re-reads its script when the file changes.
+    public func holdAnswers(_ hold: Bool) throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: scriptFile))
+        guard var script = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw ChaosFailure("bad stand-in script") }
+        script["hold_answers"] = hold
+        try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: scriptFile), options: .atomic)
+    }
+
     /// The `job` environment that sends to this stand-in.
     public var environment: [String: String] {
         ["APNS_KEY_FILE": keyFile, "APNS_KEY_ID": keyID, "APNS_TEAM_ID": teamID, "APNS_TOPIC": topic,

@@ -71,8 +71,14 @@ public final class HTTPClient: Sendable {
     ///
     /// `onResult`, when given, is called with (request index, result) as each request finishes — on the calling
     /// thread, between libcurl steps — so a caller can record answers as they arrive rather than at the end.
+    ///
+    /// `mayStart`, when given, is asked (on the calling thread) right before each request is handed to libcurl;
+    /// a request it refuses is not sent and fails with `HTTPError.cancelled`, the others go on. With `startWithin`,
+    /// a request libcurl would start writing later than that many seconds after it was handed over (waiting for the
+    /// connection, or for a free stream on it) is abandoned with nothing written: it fails with a `.timeout`
+    /// transport error carrying `CURLE_ABORTED_BY_CALLBACK`.
     public func batchWithStatistics(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
-                                    isCancelled: (() -> Bool)? = nil,
+                                    isCancelled: (() -> Bool)? = nil, mayStart: ((Int) -> Bool)? = nil, startWithin: Double? = nil,
                                     onResult: ((Int, Result<HTTPResponse, HTTPError>) -> Void)? = nil) -> BatchOutcome {
         var results = [Result<HTTPResponse, HTTPError>?](repeating: nil, count: requests.count)
         var connections = 0
@@ -119,6 +125,10 @@ public final class HTTPClient: Sendable {
                 while !cancelled, active < slotCount, next < requests.count, let slot = freeSlots.popLast() {
                     let index = next
                     next += 1
+                    if let mayStart, !mayStart(index) {
+                        freeSlots.append(slot)  // results[index] stays nil: reported as .cancelled
+                        continue
+                    }
                     let handle: UnsafeMutableRawPointer
                     if let existing = handles[slot] {
                         curl_easy_reset(existing)
@@ -135,6 +145,7 @@ public final class HTTPClient: Sendable {
                     do throws(HTTPError) {
                         try configure(handle, request: requests[index], options: options, state: states[slot], multiplexing: true)
                         try checkSetPrivate(handle, slot: slot)
+                        if let startWithin { try setStartDeadline(handle, state: states[slot], within: startWithin) }
                     } catch {
                         results[index] = .failure(error)
                         states[slot].reset(limit: options.maxResponseBodyBytes)
@@ -176,7 +187,9 @@ public final class HTTPClient: Sendable {
                     _ = shim_curl_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &privateValue)
                     let slot = Int(bitPattern: privateValue) - 1
                     guard slot >= 0, slot < slotCount, requestInSlot[slot] >= 0 else { continue }
-                    let finished = finish(handle, code: code, state: states[slot], options: options)
+                    let finished = states[slot].startedTooLate
+                        ? .failure(.transport(kind: .timeout, curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue)))
+                        : finish(handle, code: code, state: states[slot], options: options)
                     results[requestInSlot[slot]] = finished
                     onResult?(requestInSlot[slot], finished)
                     connections += newConnections(handle)

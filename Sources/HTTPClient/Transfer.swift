@@ -23,6 +23,10 @@ final class TransferState {
     var bodyLimitExceeded = false
     /// The request's header list; owned here, freed by `reset` once libcurl no longer uses it.
     var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The monotonic instant (`DispatchTime` nanoseconds) by which the request must start being sent; 0: no limit.
+    var mustStartBy: UInt64 = 0
+    /// The request was abandoned unsent: libcurl was about to write it after `mustStartBy`.
+    var startedTooLate = false
 
     init(limit: Int) { self.limit = limit }
 
@@ -31,6 +35,8 @@ final class TransferState {
         body = []
         headers = []
         bodyLimitExceeded = false
+        mustStartBy = 0
+        startedTooLate = false
         freeHeaderList()
     }
 
@@ -78,6 +84,29 @@ private let writeCallback: shim_curl_data_callback = { buffer, size, count, user
     let state = Unmanaged<TransferState>.fromOpaque(userdata).takeUnretainedValue()
     guard length > 0, let buffer else { return length }
     return state.appendBody(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
+}
+
+/// libcurl's `CURLOPT_PREREQFUNCTION` prototype: called once the connection is ready, right before the request is
+/// written (for a multiplexed stream, when it gets its stream).
+typealias PrereqCallback = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32
+
+/// Abandons a request that would start after its `mustStartBy` (`CURL_PREREQFUNC_ABORT`), nothing of it written.
+let prereqCallback: PrereqCallback = { userdata, _, _, _, _ in
+    guard let userdata else { return 0 }
+    let state = Unmanaged<TransferState>.fromOpaque(userdata).takeUnretainedValue()
+    guard state.mustStartBy != 0, DispatchTime.now().uptimeNanoseconds > state.mustStartBy else { return 0 }
+    state.startedTooLate = true
+    return 1
+}
+
+/// Sets `CURLOPT_PREREQFUNCTION` (a function pointer, passed through the pointer-typed variadic shim) and its data.
+func setStartDeadline(_ handle: UnsafeMutableRawPointer, state: TransferState, within seconds: Double) throws(HTTPError) {
+    state.mustStartBy = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
+    let function = unsafeBitCast(prereqCallback, to: UnsafeRawPointer.self)
+    for (option, value) in [(CURLOPT_PREREQFUNCTION, function), (CURLOPT_PREREQDATA, UnsafeRawPointer(Unmanaged.passUnretained(state).toOpaque()))] {
+        let code = shim_curl_easy_setopt_pointer(handle, option, value)
+        guard code == CURLE_OK else { throw .transport(kind: .other, curlCode: Int(code.rawValue)) }
+    }
 }
 
 private let headerCallback: shim_curl_data_callback = { buffer, size, count, userdata in

@@ -7,16 +7,24 @@ import Runner
 struct CommandReference {
     let catalog: Catalog
 
-    /// Escapes what Markdown would read as table syntax or emphasis inside a table cell.
+    /// A code span's text inside a table cell: only `|` needs escaping there.
+    private func code(_ text: String) -> String { text.replacingOccurrences(of: "|", with: "\\|") }
+
+    /// Escapes prose so Markdown shows it as written: `<word>` would be read as an HTML tag.
+    private func prose(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    /// Escapes prose for a table cell, where `|` would end the cell and a line break the row.
     private func cell(_ text: String) -> String {
-        text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+        prose(text).replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
     }
 
     private func optionRows(_ options: [OptionSpec]) -> String {
         guard !options.isEmpty else { return "" }
         var text = "| option | required | meaning |\n|---|---|---|\n"
         for option in options {
-            text += "| `\(cell(option.name + (option.valueName.map { " " + $0 } ?? "")))` | \(option.isRequired ? "yes" : "no") | \(cell(option.help)) |\n"
+            text += "| `\(code(option.name + (option.valueName.map { " " + $0 } ?? "")))` | \(option.isRequired ? "yes" : "no") | \(cell(option.help)) |\n"
         }
         return text + "\n"
     }
@@ -43,45 +51,45 @@ struct CommandReference {
         text += optionRows(GlobalOptions.specs)
         text += "## Jobs\n\nOne pass each; every job also takes `--dry-run` (report what the pass would do, change nothing).\n\n"
         for job in catalog.jobs {
-            text += "### \(job.name)\n\n\(job.summary).\n\n"
+            text += "### \(job.name)\n\n\(prose(job.summary)).\n\n"
             text += "Usage: `job [GLOBAL OPTIONS] \(job.name) [--dry-run]\(job.options.map { " " + $0.usage }.joined())`\n\n"
             text += "Default schedule: `OnCalendar=\(job.schedule.onCalendar)` (cron `\(job.schedule.cron)`).\n\n"
             text += optionRows(job.options)
             if !job.environmentKeys.isEmpty {
-                text += "Environment:\n\n" + job.environmentKeys.map { "- `\($0.name)`: \($0.help)\n" }.joined() + "\n"
+                text += "Environment:\n\n" + job.environmentKeys.map { "- `\($0.name)`: \(prose($0.help))\n" }.joined() + "\n"
             }
             let settings = job.settingKeys.compactMap { key in catalog.settings.first { $0.key == key } }
             if !settings.isEmpty {
-                text += "Settings:\n\n" + settings.map { "- `\($0.key)` (default `\($0.defaultValue.isEmpty ? "empty" : $0.defaultValue)`): \($0.summary)\n" }.joined() + "\n"
+                text += "Settings:\n\n" + settings.map { "- `\($0.key)` (default `\($0.defaultValue.isEmpty ? "empty" : $0.defaultValue)`): \(prose($0.summary))\n" }.joined() + "\n"
             }
         }
         text += "## Built-in commands\n\n| command | meaning |\n|---|---|\n"
         for builtin in CommandLineApp.builtins {
-            text += "| `job \(cell(builtin.name + (builtin.usage.isEmpty ? "" : " " + builtin.usage)))` | \(cell(builtin.summary)) |\n"
+            text += "| `job \(code(builtin.name + (builtin.usage.isEmpty ? "" : " " + builtin.usage)))` | \(cell(builtin.summary)) |\n"
         }
         text += "\n## Commands\n\n"
         for command in catalog.commands {
             var usage = command.displayName + command.options.map { " " + $0.usage }.joined()
             for positional in command.positionals { usage += positional.optional ? " [\(positional.name)]" : " \(positional.name)" }
-            text += "### \(command.displayName)\n\n\(command.summary).\n\nUsage: `job [GLOBAL OPTIONS] \(usage)`\n\n"
+            text += "### \(command.displayName)\n\n\(prose(command.summary)).\n\nUsage: `job [GLOBAL OPTIONS] \(usage)`\n\n"
             text += optionRows(command.options)
             if !command.positionals.isEmpty {
-                text += "| argument | meaning |\n|---|---|\n" + command.positionals.map { "| `\(cell($0.name))` | \(cell($0.help))\($0.optional ? " (optional)" : "") |\n" }.joined() + "\n"
+                text += "| argument | meaning |\n|---|---|\n" + command.positionals.map { "| `\(code($0.name))` | \(cell($0.help))\($0.optional ? " (optional)" : "") |\n" }.joined() + "\n"
             }
             if !command.environmentKeys.isEmpty {
-                text += "Environment:\n\n" + command.environmentKeys.map { "- `\($0.name)`: \($0.help)\n" }.joined() + "\n"
+                text += "Environment:\n\n" + command.environmentKeys.map { "- `\($0.name)`: \(prose($0.help))\n" }.joined() + "\n"
             }
             if !command.discussion.isEmpty {
-                text += command.discussion.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "\n") + "\n\n"
+                text += prose(command.discussion.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "\n")) + "\n\n"
             }
         }
         text += "## Settings\n\n`job settings list` shows each with its value; `job settings set KEY VALUE` validates.\n\n| setting | default | meaning |\n|---|---|---|\n"
         for spec in catalog.settings {
-            text += "| `\(spec.key)` | \(spec.defaultValue.isEmpty ? "(empty)" : "`\(cell(spec.defaultValue))`") | \(cell(spec.summary)) |\n"
+            text += "| `\(spec.key)` | \(spec.defaultValue.isEmpty ? "(empty)" : "`\(code(spec.defaultValue))`") | \(cell(spec.summary)) |\n"
         }
-        text += "\n## Environment\n\n" + ReferenceFacts.environment.map { "- `\($0.name)`: \($0.help)\n" }.joined()
+        text += "\n## Environment\n\n" + ReferenceFacts.environment.map { "- `\($0.name)`: \(prose($0.help))\n" }.joined()
         text += "\nEach job's own variables are listed with the job above.\n\n## Files\n\n"
-        text += ReferenceFacts.files.map { "- `\($0.path)`: \($0.help)\n" }.joined()
+        text += ReferenceFacts.files.map { "- `\($0.path)`: \(prose($0.help))\n" }.joined()
         text += "\n## Exit codes\n\n| code | meaning |\n|---|---|\n"
         text += ReferenceFacts.exitCodes.map { "| \($0.code) | \(cell($0.meaning)) |\n" }.joined()
         return text

@@ -93,24 +93,6 @@ public struct Deployment {
         """
     }
 
-    /// Jobs that need no network: they get `PrivateNetwork=yes` and local sockets only. The others talk to a
-    /// service (Endorser, APNs, Syncthing, a relay, contacts), run a notify command, or may reach a PostgreSQL store.
-    static let offline: Set<String> = ["mint-pool", "sweep-grants", "media-outbox", "media-alias-check"]
-
-    /// Sandboxing every unit gets beyond the basics (`systemd-analyze security` exposure ≤ 2.0; a test checks it):
-    /// the system calls a service needs and nothing privileged, no other users' processes, only `/proc/<pid>`
-    /// (leases look up holders there), no writable and executable memory, and no mounts of its own.
-    static let sandbox = """
-        SystemCallFilter=@system-service
-        SystemCallFilter=~@privileged @resources
-        SystemCallErrorNumber=EPERM
-        ProtectProc=invisible
-        ProcSubset=pid
-        MemoryDenyWriteExecute=yes
-        PrivateMounts=yes
-        RemoveIPC=yes
-        """
-
     /// The homeserver helper's change watcher as a long-running service: `Type=notify` (it says `READY=1` once
     /// subscribed to Syncthing's events), a watchdog it pings while its event stream lives, restarted on failure but
     /// not after a configuration error (78), which only the operator can fix. The sandbox is the jobs' own.
@@ -173,6 +155,24 @@ public struct Deployment {
 
         """
     }
+
+    /// Jobs that need no network: they get `PrivateNetwork=yes` and local sockets only. The others talk to a
+    /// service (Endorser, APNs, Syncthing, a relay, contacts), run a notify command, or may reach a PostgreSQL store.
+    static let offline: Set<String> = ["mint-pool", "sweep-grants", "media-outbox", "media-alias-check"]
+
+    /// Sandboxing every unit gets beyond the basics (`systemd-analyze security` exposure ≤ 2.0; a test checks it):
+    /// the system calls a service needs and nothing privileged, no other users' processes, only `/proc/<pid>`
+    /// (leases look up holders there), no writable and executable memory, and no mounts of its own.
+    static let sandbox = """
+        SystemCallFilter=@system-service
+        SystemCallFilter=~@privileged @resources
+        SystemCallErrorNumber=EPERM
+        ProtectProc=invisible
+        ProcSubset=pid
+        MemoryDenyWriteExecute=yes
+        PrivateMounts=yes
+        RemoveIPC=yes
+        """
 
     func timer(_ job: any Job) -> String {
         """

@@ -28,6 +28,9 @@ import Runner
 /// very send carried `--accept-unencrypted`; a pinned B that stops proving privateMedia is blocked (downgrade).
 /// `job mesh sends` shows each send's form or the reason it failed.
 public enum MeshMediaModule {
+    /// The module's passes, by name (panic wipe clears their history).
+    static let jobNames = [MediaOutboxJob().name, MediaInboxJob().name, MediaAliasCheckJob().name]
+
     public static let module = Module(
         name: "MeshMedia",
         migrations: MeshSchema.migrations,
@@ -44,5 +47,6 @@ public enum MeshMediaModule {
                      "how long a send waits for a privateMedia peer's session proof before the no-proof rule applies (counted on a live link: the handshake must also have stalled for two outbox passes)"),
             .integer("mesh.announce-interval-seconds", default: 300, in: 30...86_400,
                      "how often media-outbox announces the node (nickname, keys, capabilities) when no announce went out meanwhile"),
-        ])
+        ],
+        upkeep: [MeshUpkeep.storeUpkeep])
 }

@@ -95,7 +95,7 @@ struct RelayShowCommand: Command {
     let summary = "registration counts: devices, tokens, pending pushes, invalid tokens"
 
     func run(_ context: JobContext) throws {
-        let s = try Registry.summary(context.database)
+        let s = try Registry.summary(context.database, trailingPush: try WakeupDebounce.trailingPush(context.env))
         let fields: [(String, Int)] = [
             ("devices", s.devices), ("tokens", s.tokens), ("production_tokens", s.production), ("sandbox_tokens", s.sandbox),
             ("devices_awaiting_push", s.devicesAwaitingPush), ("tokens_awaiting_retry", s.tokensAwaitingRetry),

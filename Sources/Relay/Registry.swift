@@ -123,7 +123,8 @@ struct Registry {
         var tokensDelivered = 0
     }
 
-    static func summary(_ database: Database) throws -> Summary {
+    /// `trailingPush`: `RELAY_TRAILING_PUSH=on`, under which a trigger inside the debounce window awaits a push too.
+    static func summary(_ database: Database, trailingPush: Bool = false) throws -> Summary {
         try database.read { db in
             var summary = Summary()
             summary.devices = try db.scalar("SELECT count(*) FROM relay_devices") ?? 0
@@ -131,7 +132,8 @@ struct Registry {
             summary.production = try db.scalar("SELECT count(*) FROM relay_tokens WHERE environment = 'production'") ?? 0
             summary.sandbox = try db.scalar("SELECT count(*) FROM relay_tokens WHERE environment = 'sandbox'") ?? 0
             summary.devicesAwaitingPush = try db.scalar("""
-                SELECT count(*) FROM relay_devices WHERE last_trigger_at IS NOT NULL AND (last_push_at IS NULL OR last_trigger_at > last_push_at)
+                SELECT count(*) FROM relay_devices WHERE last_trigger_at IS NOT NULL AND (last_push_at IS NULL OR last_trigger_at \
+                \(trailingPush ? ">" : ">=") last_push_at\(trailingPush ? "" : " + \(WakeupDebounce.windowMilliseconds)"))
                 """) ?? 0
             summary.tokensAwaitingRetry = try db.scalar("SELECT count(*) FROM relay_tokens WHERE retry_due = 1") ?? 0
             summary.tokensMarkedInvalid = try db.scalar("SELECT count(*) FROM relay_tokens WHERE \(TokenCleanup.invalidReasonsSQL)") ?? 0

@@ -6,7 +6,7 @@ import Store
 
 /// `send-wakeups`: turns observed triggers into silent APNs pushes.
 ///
-/// One pass: every Device ID with a trigger observed since its last push (and not pushed in the last 30 s)
+/// One pass: every Device ID with a trigger observed outside the 30 s window after its last push (`WakeupDebounce`)
 /// gets a silent background push on each of its live tokens, plus every token whose last push must be retried
 /// (429, 5xx, no answer). A token is skipped when it is dead (its answer said `BadDeviceToken`,
 /// `DeviceTokenNotForTopic`, `Unregistered`, `ExpiredToken` or `PayloadTooLarge` — the `clean-tokens` rule) or
@@ -19,9 +19,11 @@ import Store
 /// releases the stamps of the pushes never sent, and exits 75. `ExpiredProviderToken` re-mints the provider JWT
 /// once (if the cached one is at least 20 minutes old) and re-sends those pushes. A per-token refusal never
 /// fails the pass; only answers that condemn the provider credential or topic do (78), after everything was
-/// recorded and counted. Each token is stamped (`sent_at`) before its push leaves: a pass killed (SIGKILL) after
-/// sending and before recording sends again once the 30 s window has passed, never within it
-/// (`WakeupDebounce`). Stored times ahead of the clock are repaired first (`StoredClock`).
+/// recorded and counted. Each token is claimed (stamped `sent_at`, the claim's end) before its push leaves and the
+/// claim is renewed right before each batch of pushes is handed to APNs; a claim another pass took meanwhile is
+/// not sent (`claims_lost`). A pass killed (SIGKILL) after sending and before recording sends again once the 30 s
+/// window after the claim's end has passed, never within it (`WakeupClaim`, `WakeupDebounce`). Stored times ahead
+/// of the clock are repaired first (`StoredClock`).
 struct SendWakeupsJob: Job {
     let runsOnPostgreSQL = true
     /// On PostgreSQL several passes (on several hosts) run at once and split the due Device IDs (`WakeupClaim`).
@@ -30,7 +32,7 @@ struct SendWakeupsJob: Job {
     let libraries: [LazyLibrary] = [.curl]
     let summary = "send silent APNs pushes for triggered Device IDs (30 s debounce), record each token's answer"
     let schedule = Schedule.every(minutes: 1, randomizedDelaySeconds: 5)
-    var environmentKeys: [(name: String, help: String)] { APNsConfiguration.environmentKeys }
+    var environmentKeys: [(name: String, help: String)] { APNsConfiguration.environmentKeys + [WakeupDebounce.trailingPushKey] }
     let credentials = ["apns-key"]
 
     /// Upper bound of Device IDs handled in one pass; the rest wait for the next.
@@ -47,13 +49,18 @@ struct SendWakeupsJob: Job {
         let environment: APNsEnvironment
         /// Its `sent_at` before this pass stamped it (restored when the push is never sent).
         let previousSentAt: Int64?
+        /// The stamp this pass's claim wrote: the claim's end.
+        let stamp: Int64
     }
 
     func run(_ context: JobContext) throws -> JobResult {
         let config = try APNsConfiguration(environment: context.env)
+        let trailingPush = try WakeupDebounce.trailingPush(context.env)
         let registry = try Registry(context)
         let db = context.database
         let now = context.nowMilliseconds
+        // The clock as it moves on during the pass (claims, renewals and answers carry their own time; `--now` keeps it still).
+        let clock = { context.nowMilliseconds }
         var counts = Counts()
 
         // 0. A clock that went backwards: stored times in the future are treated as now (and stored as now).
@@ -63,7 +70,7 @@ struct SendWakeupsJob: Job {
 
         // 1. A dry run counts what a pass would claim, changing nothing.
         if context.dryRun {
-            let (devices, pushes) = try preview(db, now: now)
+            let (devices, pushes) = try preview(db, now: now, trailingPush: trailingPush)
             counts["devices"] = devices
             counts["pushes"] = pushes
             return .completed(counts)
@@ -80,7 +87,7 @@ struct SendWakeupsJob: Job {
         var unreadable = 0
         func claimed(_ claim: WakeupClaim) throws {
             if (try? context.checkCancellation()) == nil {
-                try AnswerRecorder(database: db, targets: targets + claim.targets, now: now).releaseStamps((targets + claim.targets).indices)
+                try AnswerRecorder(database: db, targets: targets + claim.targets, now: now, clock: clock).releaseStamps((targets + claim.targets).indices)
                 throw JobError.cancelled
             }
             dueDevices += claim.devices
@@ -90,15 +97,15 @@ struct SendWakeupsJob: Job {
         }
         var afterDevice: Int64 = 0
         while dueDevices.count < Self.maxDevicesPerPass {
-            let claim = try WakeupClaim.devices(db, keyring: registry.keyring, now: now, after: afterDevice,
-                                                limit: min(Self.batchSize, Self.maxDevicesPerPass - dueDevices.count))
+            let claim = try WakeupClaim.devices(db, keyring: registry.keyring, claimedAt: clock(), after: afterDevice,
+                                                limit: min(Self.batchSize, Self.maxDevicesPerPass - dueDevices.count), trailingPush: trailingPush)
             try claimed(claim)
             guard let last = claim.lastScanned else { break }
             afterDevice = last
         }
         var afterToken: Int64 = 0
         while true {
-            let (claim, last) = try WakeupClaim.retries(db, keyring: registry.keyring, now: now, after: afterToken, limit: Self.batchSize)
+            let (claim, last) = try WakeupClaim.retries(db, keyring: registry.keyring, claimedAt: clock(), after: afterToken, limit: Self.batchSize)
             try claimed(claim)
             guard let last else { break }
             afterToken = last
@@ -107,7 +114,7 @@ struct SendWakeupsJob: Job {
         counts["pushes"] = targets.count + unreadable
         if unreadable > 0 { counts["unreadable"] = unreadable }
         if targets.isEmpty && dueDevices.isEmpty && unreadable == 0 { return .completed(counts) }
-        let recorder = AnswerRecorder(database: db, targets: targets, now: now)
+        let recorder = AnswerRecorder(database: db, targets: targets, now: now, clock: clock)
 
         // 3. Send: one HTTP/2 connection per environment, every push a stream on it, every answer recorded as it arrives.
         //    (Due Device IDs whose tokens are all dead or already answered need no push and no provider token.)
@@ -121,8 +128,8 @@ struct SendWakeupsJob: Job {
         let answered = { answers += 1; context.progress(done: answers, total: max(targets.count, answers)) }
         if !targets.isEmpty {
             provider = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now)
-            results = send(targets.indices.map { $0 }, targets: targets, jwt: provider.jwt, config: config, client: client, now: now,
-                           logger: context.logger, isCancelled: isCancelled, recorder: recorder, answered: answered)
+            results = try send(targets.indices.map { $0 }, targets: targets, jwt: provider.jwt, config: config, client: client, now: now,
+                               clock: clock, logger: context.logger, isCancelled: isCancelled, recorder: recorder, answered: answered)
         }
         counts["provider_token_minted"] = provider.minted ? 1 : 0
 
@@ -133,8 +140,8 @@ struct SendWakeupsJob: Job {
                 provider = renewed
                 counts["provider_token_reminted"] = 1
                 context.logger.info("apns.provider_token_reminted", ["pushes": .int(expired.count)])
-                let again = send(expired, targets: targets, jwt: provider.jwt, config: config, client: client, now: now, logger: context.logger,
-                                 isCancelled: isCancelled, recorder: recorder, answered: answered)
+                let again = try send(expired, targets: targets, jwt: provider.jwt, config: config, client: client, now: now, clock: clock,
+                                     logger: context.logger, isCancelled: isCancelled, recorder: recorder, answered: answered)
                 for (offset, index) in expired.enumerated() where again[offset].sent { results[index] = again[offset] }
             } else {
                 context.logger.warn("apns.provider_token_remint_deferred", ["pushes": .int(expired.count)])
@@ -143,8 +150,9 @@ struct SendWakeupsJob: Job {
         try recorder.flush()
 
         var tally: [APNsResponseAction: Int] = [:]
-        var transport = 0, notSent = 0
+        var transport = 0, notSent = 0, lost = 0
         for result in results {
+            if result.claimLost { lost += 1; continue }
             guard result.sent else { notSent += 1; continue }
             tally[result.push.action, default: 0] += 1
             if result.push.status == nil { transport += 1 }
@@ -156,6 +164,7 @@ struct SendWakeupsJob: Job {
         counts["configuration"] = tally[.configuration] ?? 0
         counts["transport_failures"] = transport
         if notSent > 0 { counts["not_sent"] = notSent }
+        if lost > 0 { counts["claims_lost"] = lost }
         // Whatever happens next, the ledger reports what was sent and recorded.
         context.committed = counts
 
@@ -192,10 +201,10 @@ struct SendWakeupsJob: Job {
 
     /// What a pass would claim now: due Device IDs (up to the per-pass bound) and the pushes for them and for
     /// retries, read in one snapshot.
-    private func preview(_ db: Database, now: Int64) throws -> (devices: Int, pushes: Int) {
+    private func preview(_ db: Database, now: Int64, trailingPush: Bool) throws -> (devices: Int, pushes: Int) {
         try db.read { db in
             let window = now - WakeupDebounce.windowMilliseconds
-            let due = "SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass)"
+            let due = "SELECT d.id FROM relay_devices d WHERE \(WakeupDebounce.dueSQL(trailingPush: trailingPush)) ORDER BY d.id LIMIT \(Self.maxDevicesPerPass)"
             let devices: Int = try db.scalar("SELECT count(*) FROM (\(due)) due", [window, window]) ?? 0
             let pushes: Int = try db.scalar("""
                 SELECT count(*) FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
@@ -207,16 +216,21 @@ struct SendWakeupsJob: Job {
         }
     }
 
-    /// One push's fate: `sent` false when it was never handed to APNs (the pass was stopped first).
+    /// One push's fate: `sent` false when it was never handed to APNs (the pass was stopped first, or its claim
+    /// was lost: `claimLost`, another pass holds the token).
     struct Outcome {
         var push: APNsPush.Result
         var sent: Bool
+        var claimLost = false
     }
 
     /// Sends the targets at `selected` (grouped by environment, one multiplexed connection each), recording each
-    /// answer through `recorder` (and `answered`, for progress) as it arrives; results in `selected` order.
-    private func send(_ selected: [Int], targets: [Target], jwt: String, config: APNsConfiguration, client: HTTPClient, now: Int64, logger: Logger,
-                      isCancelled: @escaping () -> Bool, recorder: AnswerRecorder, answered: @escaping () -> Void) -> [Outcome] {
+    /// answer through `recorder` (and `answered`, for progress) as it arrives; results in `selected` order. The
+    /// claims are renewed right before they leave, `maxConcurrentStreams` at a time (`renewClaims`); a push whose
+    /// claim was lost is not sent.
+    private func send(_ selected: [Int], targets: [Target], jwt: String, config: APNsConfiguration, client: HTTPClient, now: Int64,
+                      clock: @escaping () -> Int64, logger: Logger, isCancelled: @escaping () -> Bool, recorder: AnswerRecorder,
+                      answered: @escaping () -> Void) throws -> [Outcome] {
         var results = [Outcome?](repeating: nil, count: selected.count)
         for environment in APNsEnvironment.allCases {
             let positions = selected.indices.filter { targets[selected[$0]].environment == environment }
@@ -224,7 +238,24 @@ struct SendWakeupsJob: Job {
             let base = config.baseURL(for: environment)
             let requests = positions.map { APNsPush.request(baseURL: base, token: targets[selected[$0]].token, jwt: jwt, topic: config.topic, nowMilliseconds: now) }
             var recorded = Set<Int>()
-            let outcome = client.batchWithStatistics(requests, maxConcurrentStreams: Self.maxConcurrentStreams, isCancelled: isCancelled) { offset, answer in
+            var held = Set<Int>(), lost = Set<Int>()
+            var renewalFailure: Error?
+            let mayStart = { (offset: Int) -> Bool in
+                if offset % Self.maxConcurrentStreams == 0 && renewalFailure == nil {
+                    let group = positions[offset..<min(offset + Self.maxConcurrentStreams, positions.count)].map { selected[$0] }
+                    do {
+                        let kept = try self.renewClaims(group, targets: targets, clock: clock, recorder: recorder)
+                        held.formUnion(kept)
+                        lost.formUnion(Set(group).subtracting(kept))
+                    } catch {
+                        renewalFailure = error
+                    }
+                }
+                return held.contains(selected[positions[offset]])
+            }
+            let outcome = client.batchWithStatistics(requests, maxConcurrentStreams: Self.maxConcurrentStreams,
+                                                     isCancelled: { renewalFailure != nil || isCancelled() }, mayStart: mayStart,
+                                                     startWithin: Double(WakeupClaim.sendMarginMilliseconds) / 1000) { offset, answer in
                 recorded.insert(offset)
                 recorder.record(target: selected[positions[offset]], answer)
                 answered()
@@ -232,15 +263,42 @@ struct SendWakeupsJob: Job {
             for (offset, position) in positions.enumerated() {
                 let answer = outcome.results[offset]
                 if !recorded.contains(offset) { recorder.record(target: selected[position], answer) }
-                if case .failure(.cancelled) = answer {
+                if lost.contains(selected[position]) {
+                    results[position] = Outcome(push: APNsPush.result(answer), sent: false, claimLost: true)
+                } else if case .failure(.cancelled) = answer {
                     results[position] = Outcome(push: APNsPush.result(answer), sent: false)
                 } else {
                     results[position] = Outcome(push: APNsPush.result(answer), sent: true)
                 }
             }
             logger.info("apns.batch", ["environment": .of(environment), "pushes": .int(positions.count), "connections": .int(outcome.connectionsOpened)])
+            if let renewalFailure { throw renewalFailure }
         }
         return results.map { $0! }
+    }
+
+    /// Renews this pass's claims on `indices` (targets) right before their pushes leave: the answers queued so far
+    /// are written first (their stamps are the ones held), then one compare-and-set per stamp. Returns the targets
+    /// still held; a lost one is not sent (another pass took its token). A held push must start within
+    /// `WakeupClaim.sendMarginMilliseconds` of the renewal or is abandoned unsent (a transport failure, retried).
+    private func renewClaims(_ indices: [Int], targets: [Target], clock: () -> Int64, recorder: AnswerRecorder) throws -> Set<Int> {
+        try recorder.flush()
+        let renewedAt = clock()
+        var byStamp: [Int64: [Int]] = [:]
+        for index in indices { if let stamp = recorder.stamps[index] { byStamp[stamp, default: []].append(index) } }
+        var held = Set<Int>()
+        for (stamp, group) in byStamp {
+            let rows = try WakeupClaim.renew(recorder.database, rows: group.map { targets[$0].tokenRow }, stamp: stamp, renewedAt: renewedAt)
+            for index in group {
+                if rows.contains(targets[index].tokenRow) {
+                    recorder.held(index, stamp: renewedAt + WakeupClaim.claimMilliseconds)
+                    held.insert(index)
+                } else {
+                    recorder.held(index, stamp: nil)
+                }
+            }
+        }
+        return held
     }
 }
 

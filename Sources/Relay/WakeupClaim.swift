@@ -11,7 +11,20 @@ import Store
 /// once its lock is granted ("the WHERE condition is re-evaluated to see if the updated version of the row still
 /// matches"), so a token another pass stamped meanwhile is left out; the stamp's own guard (`sent_at` still out of
 /// the window) is the last word. On SQLite the write transaction already excludes every other writer.
+///
+/// A claim carries the time it was made: the stamp is the claim's end, `claimedAt + claimMilliseconds`, the last
+/// instant its holder may hand the push to APNs. Another pass reads the window as passed only 30 s after that end,
+/// so the claim expires long before; the holder renews it (`renew`, a compare-and-set on its own stamp) right
+/// before each batch of pushes leaves and sends nothing on a claim it no longer holds. Once a push is answered its
+/// stamp becomes the answer's time (`AnswerRecorder`), so the next window counts from when the push had arrived.
 struct WakeupClaim {
+    /// How long a claim holds: a push is handed to libcurl right after its claim was renewed and starts within
+    /// `sendMarginMilliseconds` or not at all, so it reaches APNs before the claim ends.
+    static let claimMilliseconds: Int64 = 15_000
+    /// How soon after its claim was renewed a push must start being written (connection set up, a stream free on
+    /// it), or it is abandoned unsent: the claim still has 5 s left when the last push may leave.
+    static let sendMarginMilliseconds: Int64 = 10_000
+
     /// Device IDs claimed (their triggers are consumed once their pushes are answered).
     var devices: [Int64] = []
     /// The `last_trigger_at` each claimed Device ID had when claimed: only that trigger is consumed (a later one,
@@ -28,12 +41,14 @@ struct WakeupClaim {
 
     /// Claims up to `limit` due Device IDs with ids above `after` (keyset order, so a Device ID with nothing
     /// left to push is not found again by the same pass), with their pushable tokens. One write transaction.
-    static func devices(_ db: Database, keyring: StoreKeyring, now: Int64, after: Int64, limit: Int) throws -> WakeupClaim {
+    /// `claimedAt` is the clock when the claim is made.
+    static func devices(_ db: Database, keyring: StoreKeyring, claimedAt now: Int64, after: Int64, limit: Int, trailingPush: Bool) throws -> WakeupClaim {
+        let dueSQL = WakeupDebounce.dueSQL(trailingPush: trailingPush)
         let window = now - WakeupDebounce.windowMilliseconds
         return try db.write { db in
             var claim = WakeupClaim()
             let locked: [Int64] = try db.query("""
-                SELECT d.id FROM relay_devices d WHERE d.id > ? AND \(WakeupDebounce.dueSQL) ORDER BY d.id LIMIT \(limit)\(skipLocked(db))
+                SELECT d.id FROM relay_devices d WHERE d.id > ? AND \(dueSQL) ORDER BY d.id LIMIT \(limit)\(skipLocked(db))
                 """, [after, window, window]).map { try $0.get(0) }
             guard let last = locked.last else { return claim }
             claim.lastScanned = last
@@ -41,7 +56,7 @@ struct WakeupClaim {
             // statement above took its snapshot but before it took the row's lock (a claim stamps tokens and leaves
             // the device row unchanged, so PostgreSQL does not re-check it), and that Device ID is no longer due.
             let due = try db.query("""
-                SELECT d.id, d.last_trigger_at FROM relay_devices d WHERE d.id IN (\(locked.map(String.init).joined(separator: ","))) AND \(WakeupDebounce.dueSQL) ORDER BY d.id
+                SELECT d.id, d.last_trigger_at FROM relay_devices d WHERE d.id IN (\(locked.map(String.init).joined(separator: ","))) AND \(dueSQL) ORDER BY d.id
                 """, [window, window])
             claim.devices = try due.map { try $0.get(0) }
             for row in due { claim.seenTriggers[try row.get(0, as: Int64.self)] = try row.get(1, as: Int64.self) }
@@ -76,7 +91,7 @@ struct WakeupClaim {
 
     /// Claims up to `limit` tokens with ids above `after` whose last push must be retried (429, 5xx, no answer),
     /// out of the debounce window and not dead. One write transaction; `lastToken` continues the walk.
-    static func retries(_ db: Database, keyring: StoreKeyring, now: Int64, after: Int64, limit: Int) throws -> (claim: WakeupClaim, lastToken: Int64?) {
+    static func retries(_ db: Database, keyring: StoreKeyring, claimedAt now: Int64, after: Int64, limit: Int) throws -> (claim: WakeupClaim, lastToken: Int64?) {
         let window = now - WakeupDebounce.windowMilliseconds
         return try db.write { db in
             var claim = WakeupClaim()
@@ -97,9 +112,9 @@ struct WakeupClaim {
         return " FOR UPDATE" + (table.map { " OF \($0)" } ?? "") + " SKIP LOCKED"
     }
 
-    /// Opens and stamps the token `rows` (id, sealed token, environment, sent_at): the stamp is the claim — it
-    /// commits before the push leaves and holds the token for the window. One statement stamps the batch; its guard
-    /// leaves out a token another pass stamped meanwhile.
+    /// Opens and stamps the token `rows` (id, sealed token, environment, sent_at): the stamp is the claim's end —
+    /// it commits before the push leaves and holds the token for the claim and the window after it. One statement
+    /// stamps the batch; its guard leaves out a token another pass stamped meanwhile.
     private mutating func stamp(_ rows: [Row], _ db: Database, keyring: StoreKeyring, now: Int64, window: Int64) throws {
         var opened: [SendWakeupsJob.Target] = []
         for row in rows {
@@ -108,14 +123,26 @@ struct WakeupClaim {
             guard let value = try? keyring.open(sealed, purpose: Registry.tokenPurpose),
                   let environment = APNsEnvironment(rawValue: try row.get(2)) else { unreadable += 1; continue }
             opened.append(SendWakeupsJob.Target(tokenRow: id, token: String(decoding: value.copyBytes(), as: UTF8.self),
-                                                environment: environment, previousSentAt: try row.get(3)))
+                                                environment: environment, previousSentAt: try row.get(3), stamp: now + Self.claimMilliseconds))
         }
         guard !opened.isEmpty else { return }
         let stamped = Set(try db.query("""
             UPDATE relay_tokens SET sent_at = ? WHERE id IN (\(opened.map { String($0.tokenRow) }.joined(separator: ","))) \
             AND \(WakeupDebounce.mayPushSQL()) RETURNING id
-            """, [now, window]).map { try $0.get(0, as: Int64.self) })
+            """, [now + Self.claimMilliseconds, window]).map { try $0.get(0, as: Int64.self) })
         targets += opened.filter { stamped.contains($0.tokenRow) }
         stampedElsewhere.formUnion(opened.map(\.tokenRow).filter { !stamped.contains($0) })
+    }
+
+    /// Renews the claims on `rows` held with `stamp` (tokens stamped by this pass and not answered since) to end at
+    /// `renewedAt + claimMilliseconds`: a compare-and-set, so a token whose claim another pass took meanwhile (its
+    /// stamp changed) is left out. Returns the token rows still held. One write transaction.
+    static func renew(_ db: Database, rows: [Int64], stamp: Int64, renewedAt: Int64) throws -> Set<Int64> {
+        guard !rows.isEmpty else { return [] }
+        return try db.write { db in
+            Set(try db.query("""
+                UPDATE relay_tokens SET sent_at = ? WHERE id IN (\(rows.map(String.init).joined(separator: ","))) AND sent_at = ? RETURNING id
+                """, [renewedAt + claimMilliseconds, stamp]).map { try $0.get(0, as: Int64.self) })
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Store
 
-/// `maintain-store`: checks the store (quick_check, 73 when damaged), prunes old ledger rows, then `PRAGMA optimize`, an incremental vacuum step and a WAL checkpoint.
+/// `maintain-store`: checks the store (quick_check, 73 when damaged), prunes old ledger rows, then the modules' own
+/// tables (`StoreUpkeep`, SQLite stores), then `PRAGMA optimize`, an incremental vacuum step and a WAL checkpoint.
 ///
 /// On a PostgreSQL store the ledger is pruned the same way, then `VACUUM (ANALYZE)` runs on the runner's and the
 /// relay's tables (autovacuum does this too; the pass makes it happen right after the prune).
@@ -14,6 +15,15 @@ struct MaintainStoreJob: Job {
 
     /// Free pages returned to the file system per pass.
     static let vacuumPages = 2000
+    /// The modules' own pruning (SQLite stores), run after the ledger's.
+    private(set) var upkeep: [StoreUpkeep] = []
+
+    /// This job running `upkeep` too.
+    func running(_ upkeep: [StoreUpkeep]) -> MaintainStoreJob {
+        var copy = self
+        copy.upkeep = upkeep
+        return copy
+    }
 
     func run(_ context: JobContext) throws -> JobResult {
         let db = context.database
@@ -56,6 +66,11 @@ struct MaintainStoreJob: Job {
             counts["vacuumed_tables"] = tables.count
             return .completed(counts)
         }
+        for task in upkeep {
+            try context.checkCancellation()
+            for (key, value) in try task.run(context).entries { counts[key] += value; context.committed[key] += value }
+        }
+
         // "Applications with short-lived database connections … should run "PRAGMA optimize;" once, just prior to
         // closing each database connection." — PRAGMA optimize. This pass is that moment for the whole store.
         // Inside a write transaction: run on its own, the ANALYZE it may start reads and then writes in one statement,

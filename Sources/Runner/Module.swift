@@ -12,9 +12,12 @@ public struct Module: Sendable {
     public let settings: [SettingSpec]
     /// `job doctor` checks for this module's jobs.
     public let doctor: [DoctorGroup]
+    /// What `maintain-store` prunes of this module's tables.
+    public let upkeep: [StoreUpkeep]
 
     public init(name: String, migrations: [Migration] = [], postgresMigrations: [Migration] = [], jobs: [any Job] = [], commands: [any Command] = [],
-                settings: [SettingSpec] = [], doctor: [DoctorGroup] = []) {
+                settings: [SettingSpec] = [], doctor: [DoctorGroup] = [], upkeep: [StoreUpkeep] = []) {
+        self.upkeep = upkeep
         self.name = name
         self.migrations = migrations
         self.postgresMigrations = postgresMigrations
@@ -37,7 +40,9 @@ public struct Catalog: Sendable {
 
     public init(modules: [Module]) {
         self.modules = modules
-        jobs = modules.flatMap(\.jobs)
+        // `maintain-store` runs every module's upkeep, so it is given them here rather than by one module.
+        let upkeep = modules.flatMap(\.upkeep)
+        jobs = modules.flatMap(\.jobs).map { job in (job as? MaintainStoreJob).map { $0.running(upkeep) } ?? job }
         // `job doctor` gathers every module's checks, so it is built here rather than by one module.
         commands = modules.flatMap(\.commands) + [DoctorCommand(groups: modules.flatMap(\.doctor))]
         settings = modules.flatMap(\.settings)

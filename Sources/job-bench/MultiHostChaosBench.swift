@@ -47,6 +47,7 @@ enum MultiHostChaosBench {
         let exits = r.passExits.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
         print("  triggers: \(r.triggersAccepted)/\(r.triggersPlanned) accepted, \(r.triggerRequests) requests (\(r.triggerRetries) retried: 503 or cut off)")
         print("  pushes received by the stand-in: \(r.pushes), tokens pushed: \(r.tokensPushed)")
+        print("  closest two arrivals of one token: \(r.closestPairMilliseconds.map { "\($0) ms" } ?? "none pushed twice")")
         print("  kills: \(r.serveRelayKills) serve-relay, \(r.sendWakeupsKills) send-wakeups (of \(r.killsSent) SIGKILLs sent; the others found the pass done); PostgreSQL crashes: \(r.postgresRestarts)")
         print("  send-wakeups passes: \(r.passes) (exit statuses \(exits))")
         print("  trigger phase \(String(format: "%.1f", r.triggerPhaseSeconds)) s, settling \(String(format: "%.1f", r.settleSeconds)) s, total \(String(format: "%.1f", r.seconds)) s")

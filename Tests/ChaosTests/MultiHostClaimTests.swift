@@ -85,7 +85,9 @@ import TestSupport
 
     /// Found by the full-size multi-host run: a pass consumes an older trigger whose tokens another pass had already
     /// answered (and died before consuming), while a serve-relay on another host accepts a new trigger whose clock
-    /// reads before that pass's — and commits after it. The new trigger must stay pending, not look pushed already.
+    /// reads before that pass's — and commits after it. The new trigger must stay pending, not look pushed already
+    /// (it came inside the window after that push: pushed when the window ends with `RELAY_TRAILING_PUSH=on`, only
+    /// observed by default).
     @Test func aTriggerAcceptedWithAClockBeforeAPushConsumedMeanwhileStaysPendingAndIsPushed() throws {
         try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
         let lab = try PostgresRelayLab("late-commit")
@@ -114,8 +116,12 @@ import TestSupport
             .send(HTTPRequest(method: "POST", url: "http://127.0.0.1:\(listening)/api/v1/trigger", headers: [("Content-Type", "application/json")],
                               body: Array(#"{"device_id":"\#(device)"}"#.utf8)))
         #expect(answer.status == 202)
-        // Once the window allows, the token is pushed for it.
-        let next = try lab.run(at: t0 + 75, ["send-wakeups"])
+        // Debounced by default: never another push.
+        let debounced = try lab.run(at: t0 + 75, ["send-wakeups"])
+        #expect(debounced.exitCode == 0 && ChaosProcess.counts(debounced.stdout)["pushes"] == 0, "\(debounced.stdout) \(debounced.stderr)")
+        // With the trailing push, once the window allows, the token is pushed for it.
+        let next = try ChaosProcess(executable: JobProcess.executablePath, environment: lab.environment.merging(["RELAY_TRAILING_PUSH": "on"]) { $1 })
+            .run(["--store", database.url, "--now", "@\(t0 + 75)", "--json", "send-wakeups"])
         #expect(next.exitCode == 0 && ChaosProcess.counts(next.stdout)["delivered"] == 1, "\(next.stdout) \(next.stderr)")
         #expect(try standIn.requests(since: 0).compactMap { $0["token"] as? String } == [token])
     }

@@ -32,8 +32,8 @@ import TestSupport
         let model = PushLogModel(tokens: Self.tokens)
         let verdict = model.verdict(
             accepted: [.init(device: 0, sentAtMilliseconds: 100_500), .init(device: 0, sentAtMilliseconds: 120_000)], attempted: [0],
-            pushes: [.init(token: "aa01", passSecond: 100), .init(token: "aa02", passSecond: 101),
-                     .init(token: "aa01", passSecond: 130), .init(token: "aa02", passSecond: 131)])
+            pushes: [.init(token: "aa01", passSecond: 100, arrivedAtMilliseconds: 100_010), .init(token: "aa02", passSecond: 101, arrivedAtMilliseconds: 101_020),
+                     .init(token: "aa01", passSecond: 130, arrivedAtMilliseconds: 130_010), .init(token: "aa02", passSecond: 131, arrivedAtMilliseconds: 131_020)])
         #expect(verdict.violations.isEmpty, "\(verdict.violations)")
         #expect(verdict.pushes == 4 && verdict.tokensPushed == 2)
     }
@@ -41,16 +41,51 @@ import TestSupport
     @Test func theModelFindsATokenPushedTwiceWithinThirtySeconds() {
         let verdict = PushLogModel(tokens: Self.tokens).verdict(
             accepted: [.init(device: 1, sentAtMilliseconds: 50_000)], attempted: [1],
-            pushes: [.init(token: "bb01", passSecond: 50), .init(token: "bb02", passSecond: 50), .init(token: "bb01", passSecond: 79)])
+            pushes: [.init(token: "bb01", passSecond: 50, arrivedAtMilliseconds: 50_100), .init(token: "bb02", passSecond: 50, arrivedAtMilliseconds: 50_100),
+                     .init(token: "bb01", passSecond: 79, arrivedAtMilliseconds: 79_200)])
         #expect(verdict.doubled == 1 && verdict.lost == 0)
         #expect(verdict.violations.count == 1 && verdict.violations[0].contains("pushed twice within 30 s"), "\(verdict.violations)")
+    }
+
+    /// The shape a pass still pushing 30 s after its start left: its pushes carry its start clock, a second pass's
+    /// carry a clock 31 s later, yet both reached APNs 40 ms apart. Judged by pass clocks this looked fine.
+    @Test func theModelJudgesDoublesByArrivalNotByThePassesClocks() {
+        let verdict = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 2, sentAtMilliseconds: 1_000)], attempted: [2],
+            pushes: [.init(token: "cc01", passSecond: 1, arrivedAtMilliseconds: 32_000), .init(token: "cc02", passSecond: 1, arrivedAtMilliseconds: 2_000),
+                     .init(token: "cc01", passSecond: 32, arrivedAtMilliseconds: 32_040)])
+        #expect(verdict.doubled == 1 && verdict.lost == 0)
+        #expect(verdict.closestPairMilliseconds == 40)
+        #expect(verdict.violations.count == 1 && verdict.violations[0].contains("arrived 40 ms apart"), "\(verdict.violations)")
+    }
+
+    /// A trigger inside the 30 s after a push is debounced (observed, never pushed again): not lost. One 31 s after is.
+    @Test func theModelCountsADebouncedTriggerAsServedByThePushBeforeIt() {
+        let pushes: [PushLogModel.Push] = [.init(token: "aa01", passSecond: 100, arrivedAtMilliseconds: 100_050),
+                                           .init(token: "aa02", passSecond: 100, arrivedAtMilliseconds: 100_050)]
+        let debounced = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 0, sentAtMilliseconds: 99_000), .init(device: 0, sentAtMilliseconds: 129_500)], attempted: [0], pushes: pushes)
+        #expect(debounced.lost == 0, "\(debounced.violations)")
+        let late = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 0, sentAtMilliseconds: 99_000), .init(device: 0, sentAtMilliseconds: 131_000)], attempted: [0], pushes: pushes)
+        #expect(late.lost == 2)
+    }
+
+    /// Pushes 30 s apart by the passes' clocks but 29.9 s apart on arrival are a double; 30 s on arrival is not.
+    @Test func theModelCountsTheWindowOnArrivals() {
+        let twice = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 0, sentAtMilliseconds: 1_000)], attempted: [0],
+            pushes: [.init(token: "aa01", passSecond: 1, arrivedAtMilliseconds: 1_200), .init(token: "aa01", passSecond: 31, arrivedAtMilliseconds: 31_100),
+                     .init(token: "aa02", passSecond: 1, arrivedAtMilliseconds: 1_200), .init(token: "aa02", passSecond: 31, arrivedAtMilliseconds: 31_200)])
+        #expect(twice.doubled == 1 && twice.closestPairMilliseconds == 29_900)
     }
 
     @Test func theModelFindsATokenNotPushedAfterItsLatestTrigger() {
         // bb02's only push came from a pass whose clock is a whole second before the latest trigger.
         let verdict = PushLogModel(tokens: Self.tokens).verdict(
             accepted: [.init(device: 1, sentAtMilliseconds: 10_000), .init(device: 1, sentAtMilliseconds: 41_200)], attempted: [1],
-            pushes: [.init(token: "bb01", passSecond: 10), .init(token: "bb02", passSecond: 10), .init(token: "bb01", passSecond: 41)])
+            pushes: [.init(token: "bb01", passSecond: 10, arrivedAtMilliseconds: 10_050), .init(token: "bb02", passSecond: 10, arrivedAtMilliseconds: 10_050),
+                     .init(token: "bb01", passSecond: 41, arrivedAtMilliseconds: 41_050)])
         #expect(verdict.lost == 1 && verdict.doubled == 0)
         #expect(verdict.violations.count == 1 && verdict.violations[0].contains("not pushed after its trigger"), "\(verdict.violations)")
     }
@@ -58,7 +93,8 @@ import TestSupport
     @Test func theModelFindsPushesForUnprovisionedTokensAndUntriggeredDeviceIDs() {
         let verdict = PushLogModel(tokens: Self.tokens).verdict(
             accepted: [], attempted: [0],
-            pushes: [.init(token: "dd01", passSecond: 5), .init(token: "cc01", passSecond: 5), .init(token: "aa01", passSecond: 5)])
+            pushes: [.init(token: "dd01", passSecond: 5, arrivedAtMilliseconds: 5_000), .init(token: "cc01", passSecond: 5, arrivedAtMilliseconds: 5_000),
+                     .init(token: "aa01", passSecond: 5, arrivedAtMilliseconds: 5_000)])
         #expect(verdict.violations.sorted() == ["1 push(es) for a provisioned Device ID no client triggered", "1 push(es) for a token never provisioned"],
                 "\(verdict.violations)")
     }

@@ -145,6 +145,10 @@ import Testing
         try OutgoingOffers(database: alice.database, vault: alice.vault).record(
             OfferPayload(offerID: "00112233445566778899aabbccddeeff", ticket: "CANARY-TICKET-123", senderName: nil, fileCount: 1, totalBytes: 1),
             contactID: contactID, state: .held, now: t0)
+        try alice.database.write { db in
+            try db.execute("CREATE TABLE scan_control (value TEXT)")
+            try db.execute("INSERT INTO scan_control (value) VALUES (?)", ["PLAINTEXT-CONTROL-7f3a"])
+        }
         let file = try #require(FileManager.default.contents(atPath: alice.inProcess.storePath) )
         let wal = FileManager.default.contents(atPath: alice.inProcess.storePath + "-wal") ?? Data()
         let bytes = [UInt8](file) + [UInt8](wal)
@@ -152,6 +156,8 @@ import Testing
             guard needle.count <= bytes.count else { return false }
             return (0...(bytes.count - needle.count)).contains { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }
         }
+        // Positive control: a plaintext planted in the same store is found by the same scan.
+        #expect(contains(Array("PLAINTEXT-CONTROL-7f3a".utf8)), "the scan cannot find a planted plaintext, so its misses prove nothing")
         #expect(!contains(bundle.secret.copyBytes()), "the grant secret")
         #expect(!contains(bundle.grantID), "the grant id")
         #expect(!contains(bob.bytes), "the endpoint id")

@@ -27,6 +27,13 @@ import TestSupport
         #expect(result.output.contains("SUCCESS: 5 rules found"))
     }
 
+    @Test func theAlertsFireOnTheSeriesTheyAreFor() throws {
+        let promtool = "/usr/bin/promtool"
+        try #require(FileManager.default.isExecutableFile(atPath: promtool), "promtool is missing: install Debian's prometheus package")
+        let result = try ExternalTool.run(promtool, ["test", "rules", Self.repository.appendingPathComponent("docs/monitoring/alerts.test.yml").path])
+        #expect(result.status == 0, "\(result.output)")
+    }
+
     @Test func theRulesAndTheDashboardUseOnlySeriesTheJobsWrite() throws {
         let metrics = home.file("metrics")
         let pass = try JobProcess.run(["--store", home.file("s.sqlite"), "--metrics-dir", metrics, "maintain-store"], environment: JobProcess.environment(home: home.path))

@@ -96,11 +96,13 @@ import Testing
         }
         #expect(sent.last.map { $0.count < 512 } == true)
         let whole = pieces.sorted { $0.0 < $1.0 }.flatMap { $0.1 }
-        // v1 header (14) + sender + recipient, then the original size (2) and the DEFLATE bytes, then the signature.
+        // A file packet goes as v2, as iOS sends it: header (16) + sender + recipient, then the original size (4) and
+        // the DEFLATE bytes, then the signature.
+        #expect(whole[0] == 2)
         #expect(whole[11] & 0x04 != 0)
-        let bodyCount = Int(whole[12]) << 8 | Int(whole[13])
-        #expect(Array(whole[30..<32]) == HandBuilt.be16(HandBuilt.filePacket(content).count))
-        #expect(Array(whole[32..<(30 + bodyCount)]) == HandBuilt.level5Of255Words)
+        let bodyCount = whole[12..<16].reduce(0) { $0 << 8 | Int($1) }
+        #expect(Array(whole[32..<36]) == HandBuilt.be32(HandBuilt.filePacket(content).count))
+        #expect(Array(whole[36..<(32 + bodyCount)]) == HandBuilt.level5Of255Words)
 
         try lab.exchange("a", "c")
         #expect(try lab.pass("c", "media-inbox")["delivered_legacy"] == 1)

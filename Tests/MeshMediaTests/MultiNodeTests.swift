@@ -119,15 +119,15 @@ import TestSupport
         try lab.announceAll(["a", "b"], links: Self.pair)
         let a = try Hex.decode(lab.id("a")), b = try Hex.decode(lab.id("b"))
         let file = try FilePacket(fileName: "x", mimeType: "text/plain", content: Array("forged".utf8)).encoded()
-        let unsigned = BitchatPacket(type: .fileTransfer, ttl: 7, timestamp: 1, senderID: a, recipientID: b, payload: file)
+        let unsigned = BitchatPacket(type: .fileTransfer, ttl: 7, timestamp: UInt64(lab.clock) + 1, senderID: a, recipientID: b, payload: file)
         var forged = unsigned
-        forged.timestamp = 2
+        forged.timestamp = UInt64(lab.clock) + 2
         forged.signature = try Ed25519PrivateKey.generate().sign(try forged.signingPreimage())
-        var stranger = BitchatPacket(type: .fileTransfer, ttl: 7, timestamp: 3, senderID: Array(repeating: 0x77, count: 8), recipientID: b, payload: file)
+        var stranger = BitchatPacket(type: .fileTransfer, ttl: 7, timestamp: UInt64(lab.clock) + 3, senderID: Array(repeating: 0x77, count: 8), recipientID: b, payload: file)
         stranger.signature = try Ed25519PrivateKey.generate().sign(try stranger.signingPreimage())
         var undirected = unsigned
         undirected.recipientID = nil
-        undirected.timestamp = 4
+        undirected.timestamp = UInt64(lab.clock) + 4
         // A hostile radio puts them on the air next to a's node.
         let db = try lab.database("a")
         for packet in [unsigned, forged, stranger, undirected] {

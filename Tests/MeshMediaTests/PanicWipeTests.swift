@@ -112,4 +112,16 @@ import TestSupport
         #expect(traces(keys, in: lab.store("b")) == [])
         _ = reader; _ = watcher
     }
+
+    @Test func panicWipeClearsTheMeshPassesHistoryToo() throws {
+        let (lab, _) = try usedNode()
+        let db = try lab.database("b")
+        let history = "SELECT count(*) FROM job_runs WHERE job IN ('media-inbox', 'media-outbox', 'media-alias-check')"
+        #expect((try db.scalar(history) as Int?) ?? 0 > 0)
+        let cleared = try lab.job("b", ["mesh", "panic-wipe"], json: true).jsonObject()["cleared"] as? [String: Int]
+        #expect(cleared?["pass_history"] ?? 0 > 0)
+        #expect((try db.scalar(history) as Int?) == 0)
+        let status = try lab.job("b", ["status"]).stdout
+        #expect(!status.contains("delivered_encrypted") && !status.contains("pinned"))
+    }
 }

@@ -96,28 +96,32 @@ import TestSupport
         #expect(done["reassembled"] == 1 && done["ignored"] == 1)
         #expect((try b.node.database.scalar("SELECT count(*) FROM mesh_fragments") as Int?) == 0)
 
-        // A fragment claiming another total for the same set drops the set.
+        // A fragment claiming another total for the same set is ignored; the set is kept.
         let set2 = try FragmentPlanner.frames(for: original, fragmentID: [2, 2, 2, 2, 2, 2, 2, 2])
         #expect(try b.receive(try set2[0].encoded())["fragment_stored"] == 1)
         var liar = set2[1]
         var fragment = try Fragment.decode(liar.payload)
         fragment.total = 9
         liar.payload = try fragment.encoded()
-        #expect(try b.receive(try liar.encoded())["fragment_rejected"] == 1)
-        #expect((try b.node.database.scalar("SELECT count(*) FROM mesh_fragments") as Int?) == 0)
+        #expect(try b.receive(try liar.encoded())["fragment_mismatched"] == 1)
+        #expect((try b.node.database.scalar("SELECT count(*) FROM mesh_fragments") as Int?) == 1)
 
         // Sets expire after 30 s.
         #expect(try b.receive(try set2[2].encoded())["fragment_stored"] == 1)
         #expect(try Reassembly(database: b.node.database).expire(now: b.node.now + 29_000) == 0)
-        #expect(try Reassembly(database: b.node.database).expire(now: b.node.now + 30_001) == 1)
+        #expect(try Reassembly(database: b.node.database).expire(now: b.node.now + 30_001) == 2)
 
-        // At most 64 open sets.
-        for set in 0..<64 {
+        // At most 128 sets in progress: the 129th evicts the oldest (one sender, so its own).
+        for set in 0..<Reassembly.maxSets {
             let frame = try FragmentPlanner.frames(for: original, fragmentID: [UInt8](repeating: UInt8(set + 10), count: 8))[0]
             #expect(try b.receive(try frame.encoded())["fragment_stored"] == 1)
         }
         let extra = try FragmentPlanner.frames(for: original, fragmentID: [UInt8](repeating: 0xee, count: 8))[0]
-        #expect(try b.receive(try extra.encoded())["fragment_rejected"] == 1)
+        let counts = try b.receive(try extra.encoded())
+        #expect(counts["fragment_stored"] == 1 && counts["fragment_set_evicted"] == 1)
+        #expect((try b.node.database.scalar("SELECT count(*) FROM mesh_fragment_sets") as Int?) == Reassembly.maxSets)
+        let oldest = a.node.identity.peerID + [UInt8](repeating: 10, count: 8)
+        #expect((try b.node.database.scalar("SELECT count(*) FROM mesh_fragment_sets WHERE set_key = ?", [oldest]) as Int?) == 0)
     }
 
     @Test func reassemblyRefusesMoreThanTheByteBoundOfItsOriginalType() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import Store
 import Testing
 import TestSupport
 
@@ -88,7 +89,32 @@ import TestSupport
         #expect(try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": current], base: base).status == 403)
     }
 
-    @Test(arguments: StoreKind.allCases) func aTriggerInsideTheDebounceWindowIsObservedAtOnceButPushedOnlyWhenTheWindowEnds(_ kind: StoreKind) throws {
+    /// A revocation shown only to `/status` closes the gate too: the next trigger is 403, not 202. An older
+    /// revoked transaction than the one stored changes nothing.
+    @Test(arguments: StoreKind.allCases) func aRevocationShownOnlyToStatusClosesTheGateForTriggers(_ kind: StoreKind) throws {
+        let chain = try StoreKitChain()
+        let front = try RelayFront(kind, chain: chain)
+        let port = try front.startServer(["--no-push"])
+        defer { front.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        let now = Date().addingTimeInterval(600)
+        let current = try chain.jws(StoreKitChain.payload(now: now))
+        #expect(try front.send("POST", "/api/v1/provision", ["device_id": device, "apns_token": token, "transaction_id": current], base: base).status == 200)
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base).status == 202)
+
+        let olderRevoked = try chain.jws(StoreKitChain.payload(now: now.addingTimeInterval(-300), ["revocationDate": Int64(now.timeIntervalSince1970 * 1000)]))
+        let stale = try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": olderRevoked], base: base)
+        #expect(stale.status == 403 && stale.json["error"] as? String == "subscription-revoked")
+        #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base).status == 202, "older evidence leaves the gate open")
+
+        let revoked = try chain.jws(StoreKitChain.payload(now: now.addingTimeInterval(1), ["revocationDate": Int64(now.timeIntervalSince1970 * 1000)]))
+        let status = try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": revoked], base: base)
+        #expect(status.status == 403 && status.json["error"] as? String == "subscription-revoked")
+        let refused = try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base)
+        #expect(refused.status == 403 && refused.json["error"] as? String == "subscription-revoked", "\(refused.json)")
+    }
+
+    @Test(arguments: StoreKind.allCases) func aTriggerInsideTheDebounceWindowIsObservedAtOnceButNeverAnotherPush(_ kind: StoreKind) throws {
         let apns = try APNsStandIn()
         defer { apns.stop() }
         let front = try RelayFront(kind, chain: nil, extra: apns.environment())
@@ -105,11 +131,13 @@ import TestSupport
         #expect(try pass("@1800000001")["delivered"] as? Int == 1)
         // 9 s after that push: accepted and observed (the time is stored before the debounce) ...
         #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(second)").status == 202)
-        #expect(try cli(front, ["--json", "relay", "show"]).jsonObject()["devices_awaiting_push"] as? Int == 1)
-        // ... but not another push inside the 30 s window; one push once it has passed.
+        let observed: Int64? = try Database(path: front.store).scalar("SELECT last_trigger_at FROM relay_devices")
+        #expect(observed == 1_800_000_010_000)
+        #expect(try cli(front, ["--json", "relay", "show"]).jsonObject()["devices_awaiting_push"] as? Int == 0)
+        // ... but never another push: not inside the 30 s window, nor once it has passed (the seed's debounce).
         #expect(try pass("@1800000020")["pushes"] as? Int == 0)
-        #expect(try pass("@1800000032")["delivered"] as? Int == 1)
-        #expect(try apns.received().count == 2)
+        #expect(try pass("@1800000032")["pushes"] as? Int == 0)
+        #expect(try apns.received().count == 1)
     }
 
     @Test(arguments: StoreKind.allCases) func answerCodesForRoutesMethodsMediaTypesMalformedJsonAndOversizedBodies(_ kind: StoreKind) throws {

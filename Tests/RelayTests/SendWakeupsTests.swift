@@ -88,9 +88,14 @@ import Testing
     @Test(arguments: StoreKind.allCases) func aDeviceIsPushedAtMostOncePer30Seconds(_ kind: StoreKind) throws {
         #expect(WakeupDebounce.isDue(lastTriggerAt: 1_000, lastPushAt: nil, now: 1_000))
         #expect(!WakeupDebounce.isDue(lastTriggerAt: nil, lastPushAt: nil, now: 1_000))
-        #expect(!WakeupDebounce.isDue(lastTriggerAt: 10_000, lastPushAt: 5_000, now: 34_999))
-        #expect(WakeupDebounce.isDue(lastTriggerAt: 10_000, lastPushAt: 5_000, now: 35_000))
+        // Inside the window after a push a trigger is debounced: observed, never another push (the seed's rule).
+        #expect(!WakeupDebounce.isDue(lastTriggerAt: 10_000, lastPushAt: 5_000, now: 35_000))
+        #expect(!WakeupDebounce.isDue(lastTriggerAt: 34_999, lastPushAt: 5_000, now: 100_000))
+        #expect(WakeupDebounce.isDue(lastTriggerAt: 35_000, lastPushAt: 5_000, now: 35_000))
         #expect(!WakeupDebounce.isDue(lastTriggerAt: 5_000, lastPushAt: 5_000, now: 100_000))
+        // The trailing push (RELAY_TRAILING_PUSH=on): held back until the window ends, then pushed.
+        #expect(!WakeupDebounce.isDue(lastTriggerAt: 10_000, lastPushAt: 5_000, now: 34_999, trailingPush: true))
+        #expect(WakeupDebounce.isDue(lastTriggerAt: 10_000, lastPushAt: 5_000, now: 35_000, trailingPush: true))
 
         let standIn = try APNsStandIn()
         defer { standIn.stop() }
@@ -99,19 +104,45 @@ import Testing
         try h.register(device, Fixture.token(1), now: t0)
         try h.command(["relay", "trigger"], ["--device-id", device], now: t0)
         #expect(try h.pass("send-wakeups", now: t0).result.counts["pushes"] == 1)
-        // Triggers inside the window wait; the pass after the window sends one push for all of them.
-        try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(5))
-        try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(10))
+        // Triggers at +2.2 s and +4.4 s are debounced: no push at the window's end, nor later.
+        try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(2.2))
+        try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(4.4))
         #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(29)).result.counts["pushes"] == 0)
-        #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(30)).result.counts["pushes"] == 1)
+        #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(30.1)).result.counts["pushes"] == 0)
+        #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(90)).result.counts["pushes"] == 0)
+        #expect(try standIn.received().count == 1)
+        #expect(try h.database().scalar("SELECT last_trigger_at FROM relay_devices") == t0.addingTimeInterval(4.4).unixMilliseconds, "observed")
+        // A trigger after the window is pushed at once.
+        try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(100))
+        // A dry run reports and sends nothing.
+        let dry = try h.pass("send-wakeups", ["--dry-run"], now: t0.addingTimeInterval(100))
+        #expect(dry.result.counts["pushes"] == 1)
+        #expect(try standIn.received().count == 1)
+        #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(100)).result.counts["pushes"] == 1)
+        #expect(try standIn.received().count == 2)
+        #expect(try h.database().scalar("SELECT last_push_at FROM relay_devices") == t0.addingTimeInterval(100).unixMilliseconds)
+    }
+
+    /// `RELAY_TRAILING_PUSH=on`: triggers inside the window are pushed once when it ends; a value other than on/off is refused (78).
+    @Test(arguments: StoreKind.allCases) func theTrailingPushIsAnOperatorSettingOffByDefault(_ kind: StoreKind) throws {
+        let standIn = try APNsStandIn()
+        defer { standIn.stop() }
+        let h = try RelayHarness(kind, environment: standIn.environment().merging(["RELAY_TRAILING_PUSH": "on"]) { $1 })
+        let device = Fixture.deviceID(21)
+        try h.register(device, Fixture.token(2), now: t0)
+        try h.command(["relay", "trigger"], ["--device-id", device], now: t0)
+        #expect(try h.pass("send-wakeups", now: t0).result.counts["pushes"] == 1)
+        try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(2.2))
+        try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(4.4))
+        #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(29)).result.counts["pushes"] == 0)
+        #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(30.1)).result.counts["pushes"] == 1)
         #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(90)).result.counts["pushes"] == 0)
         #expect(try standIn.received().count == 2)
-        // A dry run reports and sends nothing.
-        try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(100))
-        let dry = try h.pass("send-wakeups", ["--dry-run"], now: t0.addingTimeInterval(120))
-        #expect(dry.result.counts["pushes"] == 1)
-        #expect(try standIn.received().count == 2)
-        #expect(try h.database().scalar("SELECT last_push_at FROM relay_devices") == t0.addingTimeInterval(30).unixMilliseconds)
+
+        let bad = try RelayHarness(kind, environment: standIn.environment().merging(["RELAY_TRAILING_PUSH": "yes"]) { $1 })
+        let refused = try bad.pass("send-wakeups", now: t0)
+        #expect(refused.exitCode == .configuration && refused.error?.category == "trailing-push")
+        #expect(refused.error?.message == "RELAY_TRAILING_PUSH must be on or off")
     }
 
     /// Regression (found by the chaos harness): a pass killed after its pushes left and before it recorded

@@ -86,8 +86,11 @@ struct ScriptedJob: Job {
     @Test func aLeaseHeldByADeadProcessOnThisHostIsTakenOverAtOnce() throws {
         let h = harness(ScriptedJob(name: "dead") { _ in .completed([:]) })
         let db = try h.database()
-        // pid 2^22 - 1 is above Linux's default pid_max range used here, so no such process exists.
-        let deadHolder = "\(Lease.hostName()):4194303:12345"
+        // Linux never hands out a pid equal to /proc/sys/kernel/pid_max (pids wrap below it), so no process has it.
+        let pidMax = try #require(Int32(try String(contentsOfFile: "/proc/sys/kernel/pid_max", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(kill(pidMax, 0) == -1 && errno == ESRCH, "the chosen pid must not exist for this test to mean anything")
+        let deadHolder = "\(Lease.hostName()):\(pidMax):12345"
         try db.write { db in
             try db.execute("INSERT INTO job_leases (job, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)",
                            ["dead", deadHolder, Date().unixMilliseconds, Date().unixMilliseconds + 600_000])
@@ -154,7 +157,13 @@ struct ScriptedJob: Job {
         _ = runner.pass(h.catalog.job(named: "flaky")!, database: db, arguments: Arguments(), logger: invocation.logger(for: "flaky"))
         let text = try String(contentsOfFile: metrics + "/flaky.prom", encoding: .utf8)
         #expect(text.contains("background_job_last_exit_code{job_name=\"flaky\"} 75"))
-        #expect(text.contains("background_job_last_success_timestamp_seconds{job_name=\"flaky\"} "))
+        // The value is the first (successful) pass's finish time from the ledger, not the failed pass's.
+        let runs = try Ledger(database: db).runs(job: "flaky")
+        #expect(Set(runs.map(\.outcome)) == ["completed", "failed"])
+        let succeeded = try #require(runs.first { $0.outcome == "completed" }?.finishedAt)
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("background_job_last_success_timestamp_seconds{job_name=\"flaky\"} ") })
+        let value = try #require(Double(line.split(separator: " ").last.map(String.init) ?? ""))
+        #expect(abs(value - Double(succeeded) / 1_000) < 0.002, "last success \(value) is not the completed pass's finish \(succeeded) ms")
     }
 
     @Test func logLinesAreLogfmtWithFixedEventNames() throws {

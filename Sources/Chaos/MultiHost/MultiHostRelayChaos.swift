@@ -17,8 +17,9 @@ import Synchronization
 ///
 /// Time: every process runs on the machine's real clock — no `--now`. A frozen `--now` per process cannot
 /// order a trigger accepted by a long-running serve-relay against a push by a pass started later (both would read
-/// the same instant or the wrong way round), while one real clock orders them as they happened. The stand-in learns
-/// each push's pass clock from its `apns-expiration` (the pass's `now` + 3600 s, to the second); the clients note
+/// the same instant or the wrong way round), while one real clock orders them as they happened. The stand-in logs
+/// when each push arrived (doubles are judged by that) and its pass clock from its `apns-expiration` (the pass's
+/// `now` + 3600 s, to the second; losses are judged by that); the clients note
 /// the real time each accepted trigger was sent. The price is real waiting: the run lasts the trigger phase plus
 /// one 30 s window, so the test runs a short trigger phase and `job-bench chaos --job relay-multihost` the full
 /// size.
@@ -60,6 +61,8 @@ public final class MultiHostRelayChaos {
         public var triggerRetries = 0
         public var pushes = 0
         public var tokensPushed = 0
+        /// The shortest time between two arrivals of one token's pushes at the stand-in (ms), if any token was pushed twice.
+        public var closestPairMilliseconds: Int64?
         /// SIGKILLs sent (to a process still running when picked); the kills are those that ended a process.
         public var killsSent = 0
         public var serveRelayKills = 0
@@ -262,8 +265,9 @@ public final class MultiHostRelayChaos {
         var malformed = 0
         for request in try standIn.requests(since: 0) {
             if !(request["violation"] is NSNull) { malformed += 1 }
-            guard let token = request["token"] as? String, let expiration = (request["expiration"] as? String).flatMap(Int64.init) else { continue }
-            pushes.append(PushLogModel.Push(token: token, passSecond: expiration - 3600))
+            guard let token = request["token"] as? String, let expiration = (request["expiration"] as? String).flatMap(Int64.init),
+                  let arrived = (request["arrived_ms"] as? NSNumber)?.int64Value else { continue }
+            pushes.append(PushLogModel.Push(token: token, passSecond: expiration - 3600, arrivedAtMilliseconds: arrived))
         }
         if malformed > 0 { report.violations.append("the stand-in refused \(malformed) malformed request(s)") }
         let model = PushLogModel(tokens: (0..<provisioned).map { [Self.token($0, 0), Self.token($0, 1)] })
@@ -271,6 +275,7 @@ public final class MultiHostRelayChaos {
         report.violations += verdict.violations
         report.pushes = verdict.pushes
         report.tokensPushed = verdict.tokensPushed
+        report.closestPairMilliseconds = verdict.closestPairMilliseconds
         for (device, number) in verdict.lostTokens { report.violations.append(try Self.storeState(store, device: device, token: number)) }
         if accepted.count != c.triggers { report.violations.append("\(c.triggers - accepted.count) trigger(s) never accepted") }
         if settled { report.violations += try Self.bookkeeping(store) }
@@ -288,11 +293,13 @@ public final class MultiHostRelayChaos {
         return report
     }
 
-    /// Due work left: Device IDs with a trigger not yet consumed, tokens awaiting a retry.
+    /// Due work left: Device IDs with a trigger not yet consumed (one inside the window after the last push is
+    /// debounced, never pushed), tokens awaiting a retry.
     static func pending(_ store: String) throws -> Int {
         let db = try Database(path: store)
         return try db.scalar("""
-            SELECT (SELECT count(*) FROM relay_devices WHERE last_trigger_at > coalesce(last_push_at, 0))
+            SELECT (SELECT count(*) FROM relay_devices WHERE last_trigger_at IS NOT NULL
+                                 AND (last_push_at IS NULL OR last_trigger_at >= last_push_at + \(PushLogModel.windowSeconds * 1000)))
                  + (SELECT count(*) FROM relay_tokens WHERE retry_due = 1)
             """) ?? -1
     }

@@ -2,14 +2,18 @@
 /// the APNs stand-in logged, what must hold — computed from the harness's own plan, never from the store or the
 /// product's rules.
 ///
-/// A push's time is the clock of the `send-wakeups` pass that sent it: the whole second of its `apns-expiration`
-/// minus 3600 (`APNsPush`). A trigger's time is the real clock when its accepted request was sent. Every process
-/// runs on the one real clock of this machine, so the two compare:
+/// A push has two times: when it reached the APNs stand-in (the stand-in's own clock, as an independent observer —
+/// APNs, the phone — sees it), and the clock of the `send-wakeups` pass that sent it, the whole second of its
+/// `apns-expiration` minus 3600 (`APNsPush`). A trigger's time is the real clock when its accepted request was
+/// sent. Every process runs on the one real clock of this machine, so these compare:
 /// - **none lost**: each token of a Device ID with an accepted trigger has a push from a pass whose clock is at or
 ///   after the trigger's second (a pass that started after the trigger was sent can only push after it; the
-///   one-second grain lets a pass up to one second older count);
-/// - **none doubled**: no token has two pushes whose pass clocks are less than 30 s apart (a whole-second floor
-///   never makes two pushes ≥ 30 s apart look closer);
+///   one-second grain lets a pass up to one second older count), or from a pass whose clock is less than 30 s
+///   before the trigger — the seed's debounce: a trigger inside the window after a push is observed, never pushed
+///   again (the one-second grain again counts a pass up to one second older);
+/// - **none doubled**: no token has two pushes that *arrived* less than 30 s apart. Never judged by the passes'
+///   clocks: a pass still pushing 30 s after it started carries its start time, so two passes' pushes of one token
+///   can arrive moments apart while their clocks are 30 s apart;
 /// - **only provisioned**: every push is for a token provisioned on a Device ID that some client triggered.
 public struct PushLogModel: Sendable {
     /// One accepted trigger: the Device ID's index in the plan and when its accepted request was sent (Unix ms).
@@ -22,13 +26,15 @@ public struct PushLogModel: Sendable {
         }
     }
 
-    /// One push the stand-in received: the token (hex) and its pass's clock (Unix seconds).
+    /// One push the stand-in received: the token (hex), its pass's clock (Unix seconds) and when it arrived (Unix ms).
     public struct Push: Sendable {
         public let token: String
         public let passSecond: Int64
-        public init(token: String, passSecond: Int64) {
+        public let arrivedAtMilliseconds: Int64
+        public init(token: String, passSecond: Int64, arrivedAtMilliseconds: Int64) {
             self.token = token
             self.passSecond = passSecond
+            self.arrivedAtMilliseconds = arrivedAtMilliseconds
         }
     }
 
@@ -45,8 +51,10 @@ public struct PushLogModel: Sendable {
         public var violations: [String] = []
         public var pushes = 0
         public var tokensPushed = 0
-        /// Tokens whose pushes include two less than 30 s apart.
+        /// Tokens with two pushes that arrived less than 30 s apart.
         public var doubled = 0
+        /// The shortest time between two arrivals of one token's pushes (ms); nil when no token was pushed twice.
+        public var closestPairMilliseconds: Int64?
         /// (trigger, token) pairs with no push at or after the trigger.
         public var lost = 0
         /// The first lost ones: plan index of the Device ID, token number on it.
@@ -60,26 +68,34 @@ public struct PushLogModel: Sendable {
         var owner: [String: Int] = [:]
         for (device, list) in tokens.enumerated() { for token in list { owner[token] = device } }
         var times: [String: [Int64]] = [:]
+        var arrivals: [String: [Int64]] = [:]
         var foreign = 0, untriggered = 0
         for push in pushes {
             verdict.pushes += 1
             guard let device = owner[push.token] else { foreign += 1; continue }
             if !attempted.contains(device) { untriggered += 1 }
             times[push.token, default: []].append(push.passSecond)
+            arrivals[push.token, default: []].append(push.arrivedAtMilliseconds)
         }
         verdict.tokensPushed = times.count
-        for (token, list) in times {
+        for (token, list) in arrivals.sorted(by: { $0.key < $1.key }) {
             let sorted = list.sorted()
-            if zip(sorted, sorted.dropFirst()).contains(where: { $1 - $0 < Self.windowSeconds }) {
+            let gaps = zip(sorted, sorted.dropFirst()).map { $1 - $0 }
+            if let closest = gaps.min() { verdict.closestPairMilliseconds = min(verdict.closestPairMilliseconds ?? .max, closest) }
+            if let closest = gaps.min(), closest < Self.windowSeconds * 1000 {
                 verdict.doubled += 1
-                if verdict.doubled <= 3 { verdict.violations.append("token \(token.prefix(12))… pushed twice within 30 s: pass clocks \(sorted)") }
+                if verdict.doubled <= 3 {
+                    verdict.violations.append("token \(token.prefix(12))… pushed twice within 30 s: arrived \(closest) ms apart (pass clocks \((times[token] ?? []).sorted()))")
+                }
             }
         }
         var latest: [Int: Int64] = [:]
         for trigger in accepted { latest[trigger.device] = max(latest[trigger.device] ?? .min, trigger.sentAtMilliseconds) }
         for (device, sentAt) in latest.sorted(by: { $0.key < $1.key }) {
             let second = sentAt >= 0 ? sentAt / 1000 : (sentAt - 999) / 1000
-            for (number, token) in tokens[device].enumerated() where !(times[token] ?? []).contains(where: { $0 >= second }) {
+            // After the trigger, or debounced by a push less than 30 s before it (both one second coarse).
+            let covered = { (pass: Int64) in pass + Self.windowSeconds + 1 > second }
+            for (number, token) in tokens[device].enumerated() where !(times[token] ?? []).contains(where: covered) {
                 verdict.lost += 1
                 if verdict.lostTokens.count < 3 { verdict.lostTokens.append((device, number)) }
                 if verdict.lost <= 3 {

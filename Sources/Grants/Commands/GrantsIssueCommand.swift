@@ -12,6 +12,13 @@ struct GrantsIssueCommand: Command {
         .value("--lifetime", "30d|90d|365d|never", "idle lifetime (default: the grants.lifetime setting)"),
         .value("--label", "LABEL", "your own name for the device (shown for its offers, usable with revoke and block)"),
     ]
+    let discussion = """
+        Pairing, in three steps: the other device prints its endpoint id with 'job node show'; this node runs
+        'job grants issue --to <that id>' and prints the one-line bundle, a secret; carry it to the other device by a
+        channel you trust, where 'job grants accept --label NAME --addr HOST:PORT < bundle' stores it (HOST:PORT is
+        where this node's serve-link listens). The other device can then offer to this node. Compare the fingerprint
+        both sides print out of band. See docs/protocols/grants-and-link.md (3.1).
+        """
 
     func run(_ context: JobContext) throws {
         let holder = try EndpointID(hex: try context.arguments.required("--to"))

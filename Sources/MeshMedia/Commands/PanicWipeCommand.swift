@@ -37,7 +37,12 @@ struct MeshPanicWipeCommand: Command {
             counts["frames"] = try db.execute("DELETE FROM mesh_inbox", []) + (try db.execute("DELETE FROM mesh_outbox", []))
                 + (try db.execute("DELETE FROM mesh_inbox_quarantine", []))
             counts["fragments"] = try db.execute("DELETE FROM mesh_fragments", [])
+            _ = try db.execute("DELETE FROM mesh_fragment_sets", [])
             _ = try db.execute("DELETE FROM mesh_seen", [])
+            // The mesh passes' history (their counts and times) goes too; a pass still running keeps its row.
+            let jobs = MeshMediaModule.jobNames
+            counts["pass_history"] = try db.execute("DELETE FROM job_runs WHERE job IN (\(jobs.map { _ in "?" }.joined(separator: ", "))) AND outcome != 'running'",
+                                                    jobs.map { $0 as any DatabaseValueConvertible })
         }
         counts["media_files"] = MediaInbox.wipe(folder: MediaInbox.folder(forStore: context.storePath))
         // Free pages left by earlier deletes and updates (older session blobs, sent content) leave the file.

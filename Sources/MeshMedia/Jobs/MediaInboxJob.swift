@@ -16,6 +16,8 @@ struct MediaInboxJob: Job {
 
     /// Frames per transaction (a frame may carry up to 1 MiB and a decryption).
     static let batchSize = 50
+    /// How long heard packets' hashes are kept for duplicate suppression: far longer than a frame can be accepted
+    /// (a legacy file's clock window, a fragment set's lifetime), so a replay inside the window is always a duplicate.
     static let seenRetentionMilliseconds: Int64 = 86_400_000
 
     func run(_ context: JobContext) throws -> JobResult {
@@ -32,11 +34,13 @@ struct MediaInboxJob: Job {
         let processor = InboxProcessor(node: node, media: MediaInbox(database: db, keyring: node.keyring,
                                                                      folder: MediaInbox.folder(forStore: context.storePath)))
         let quarantine = InboxQuarantine(database: db, now: node.now)
-        let expired = try db.write { db -> Int in
+        let (expired, upkeep) = try db.write { db -> (Int, Counts) in
+            let upkeep = try MeshUpkeep(database: db, keyring: node.keyring, now: node.now).run()
             _ = try db.execute("DELETE FROM mesh_seen WHERE seen_at < ?", [node.now - Self.seenRetentionMilliseconds])
             try quarantine.prune()
-            return try Reassembly(database: db).expire(now: node.now)
+            return (try Reassembly(database: db).expire(now: node.now), upkeep)
         }
+        for (key, value) in upkeep.entries { counts[key] = value }
         if expired > 0 { counts["fragments_expired"] = expired }
 
         // Frames heard while the pass runs are processed too, so the total is the inbox as the pass found it.

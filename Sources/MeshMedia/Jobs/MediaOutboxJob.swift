@@ -26,6 +26,8 @@ struct MediaOutboxJob: Job {
         guard try db.queryOne("SELECT 1 FROM mesh_node") != nil else { return .skipped("no-node") }
         let node = try MeshNode.open(context)
         try SecureDelete.enable(db)
+        let upkeep = try db.write { db in try MeshUpkeep(database: db, keyring: node.keyring, now: node.now).run() }
+        for (key, value) in upkeep.entries { counts[key] = value }
         let interval = Int64(try context.settings.int("mesh.announce-interval-seconds")) * 1000
         if try node.announceDue(interval: interval) {
             try db.write { _ in try node.announce() }

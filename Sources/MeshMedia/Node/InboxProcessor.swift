@@ -13,13 +13,17 @@ import Store
 ///   key the peer bound in a session, and a second claim with another key makes an unbound peer a conflict.
 ///   It may complete a pin, but never pins by itself.
 /// - Noise handshakes progress one message per frame, beside any established session, which survives until a
-///   new handshake completes; a completed session sends this node's peer state (0x21). The peer's 0x21 binds its
+///   new handshake completes (as a pending handshake survives a later first message, `PeerSession`); first
+///   messages from ids this node knows nothing of are answered at most `strangerHandshakesPerMinute` a minute and
+///   their replies stay on the air 5 minutes; a completed session sends this node's peer state (0x21). The peer's 0x21 binds its
 ///   signing key to the static key the session proved (the only authoritative binding) and may complete a pin.
 ///   Handshake collisions resolve by peer id (the lower id stays initiator).
 /// - Noise 0x20 → decrypt and deliver; 0x09 → decrypt, canonicalize and deliver; the 64 KiB limit holds for
 ///   everything else (`NoiseTransport.decrypt`). Signed directed `fileTransfer` → verify against the sender's
 ///   signing key in force (bound, or the one provisional claim) and deliver; unsigned, forged, undirected, from
-///   an unknown sender or from a peer whose claims conflict → reject.
+///   an unknown sender or from a peer whose claims conflict → reject; one whose timestamp is more than 120 s off this
+///   node's clock → reject (`rejected_stale`), so a captured frame replays only within the window, where the
+///   duplicate hashes (kept a day) catch it — even after the delivered file was deleted.
 /// - Fragments reassemble within the receiver bounds and the whole packet is then handled like any other — once:
 ///   a fragment of a fragment is refused (as bitchat does), so no attacker-chosen depth is ever recursed into, and
 ///   a frame larger than the largest reassembled packet is refused before it is decoded.
@@ -42,6 +46,14 @@ struct InboxProcessor {
     static let maxFrameBytes = Reassembly.largeBound + 16 + 8 + 8 + 1 + 255 * 8 + 64
 
     private var me: [UInt8] { node.identity.peerID }
+
+    /// How far a legacy `fileTransfer`'s timestamp may be from this node's clock, either way (as iOS).
+    static let clockWindowMilliseconds: Int64 = 120_000
+
+    static func withinClockWindow(_ timestamp: UInt64, now: Int64) -> Bool {
+        let sent = Int64(clamping: timestamp)
+        return sent >= now - clockWindowMilliseconds && sent <= now + clockWindowMilliseconds
+    }
 
     static func packetHash(_ packet: BitchatPacket) throws -> [UInt8] {
         var copy = packet
@@ -118,53 +130,71 @@ struct InboxProcessor {
     private func handleHandshake(_ packet: BitchatPacket, counts: inout Counts) throws {
         let peer = packet.senderID
         let message = packet.payload
-        var session = try node.sessions.load(peer)
+        let session = try node.sessions.load(peer)
         /// Noise message 1 of XX with an empty payload is exactly the 32-byte ephemeral key.
         let isFirstMessage = message.count == 32
         do {
-            if var handshake = session?.pending, !handshake.isMyTurnToWrite {
-                if handshake.role == .initiator, handshake.messageIndex == 1, isFirstMessage {
+            if let waiting = session?.pending, !waiting.isMyTurnToWrite {
+                if waiting.role == .initiator, waiting.messageIndex == 1, isFirstMessage {
                     // Both sides initiated: the lower peer id keeps the initiator role.
                     if me.lexicographicallyPrecedes(peer) { counts.add("handshake_collision"); return }
                     try respond(to: message, from: peer, session: session, counts: &counts)
                     return
                 }
-                if handshake.role == .responder, isFirstMessage {
-                    try respond(to: message, from: peer, session: session, counts: &counts)   // the peer restarted
+                if isFirstMessage {
+                    // The peer restarted, or someone sent a first message under its id: a new pending handshake,
+                    // the waiting one kept beside it.
+                    try respond(to: message, from: peer, session: session, counts: &counts)
                     return
                 }
-                _ = try handshake.readMessage(message)
-                if handshake.role == .initiator {
-                    let third = try handshake.writeMessage()
-                    try node.transmit(node.directed(.noiseHandshake, to: peer, payload: third))
+                // The peer's next message: tried on the pending handshake, then on the displaced ones, newest first.
+                for var handshake in [waiting] + (session?.earlier ?? []).reversed() where !handshake.isMyTurnToWrite {
+                    guard (try? handshake.readMessage(message)) != nil else { continue }
+                    if handshake.role == .initiator {
+                        let third = try handshake.writeMessage()
+                        try node.transmit(node.directed(.noiseHandshake, to: peer, payload: third))
+                    }
+                    try complete(handshake, with: peer, replacing: session, counts: &counts)
+                    return
                 }
-                try complete(handshake, with: peer, replacing: session, counts: &counts)
+                // No handshake took it: a forged or stray message changes nothing (the waiting ones stay until
+                // one completes, a new one replaces them, or they expire with `MeshUpkeep`).
+                counts.add("handshake_failed")
                 return
             }
             // No handshake waiting for the peer (none, or only an established session): only a first message fits.
             guard isFirstMessage else { counts.add("handshake_unexpected"); return }
             try respond(to: message, from: peer, session: session, counts: &counts)
         } catch is NoiseError {
-            // A failed handshake is dropped; the established session, if any, is untouched.
-            if session?.pending != nil {
-                session?.pending = nil
-                if let session { try node.sessions.save(session, now: node.now) }
-            }
+            // A failed handshake changes nothing stored; the established session, if any, is untouched.
             counts.add("handshake_failed")
         }
     }
 
+    /// First messages answered per minute for openers this node knows nothing of (no announce heard, no session):
+    /// beyond it they get no reply and leave nothing stored, however many spoofed ids open handshakes.
+    static let strangerHandshakesPerMinute = 32
+    /// How long the reply to such an opener stays on the air (a known peer's reply stays the day frames stay).
+    static let strangerReplyLifetimeMilliseconds: Int64 = 300_000
+
     /// A first message: become responder and answer with message 2. The pending handshake replaces any other
-    /// pending one, never the established session.
+    /// pending one (kept beside it while it waits for the peer, `PeerSession.startPending`), never the established
+    /// session.
     private func respond(to message: [UInt8], from peer: [UInt8], session: PeerSession?, counts: inout Counts) throws {
+        let stranger = session?.established == nil, unknown = try node.registry.record(for: peer) == nil
+        if stranger && unknown {
+            let recent: Int = try node.database.scalar("SELECT count(*) FROM mesh_sessions WHERE state = 'handshaking' AND started_at > ?",
+                                                       [node.now - 60_000]) ?? 0
+            guard recent < Self.strangerHandshakesPerMinute else { counts.add("handshake_throttled"); return }
+        }
         var handshake = NoiseHandshake(role: .responder, localStatic: node.identity.noise)
         _ = try handshake.readMessage(message)
         let second = try handshake.writeMessage()
         var updated = session ?? PeerSession(peerID: peer, handshake: handshake, now: node.now)
-        updated.pending = handshake
-        updated.pendingStartedAt = node.now
+        if session != nil { updated.startPending(handshake, now: node.now) }
         try node.sessions.save(updated, now: node.now)
-        try node.transmit(node.directed(.noiseHandshake, to: peer, payload: second))
+        try node.transmit(node.directed(.noiseHandshake, to: peer, payload: second),
+                          lifetime: stranger && unknown ? Self.strangerReplyLifetimeMilliseconds : nil)
         counts.add("handshake_step")
     }
 
@@ -239,6 +269,8 @@ struct InboxProcessor {
 
     private func handleLegacyFile(_ packet: BitchatPacket, counts: inout Counts) throws {
         guard packet.recipientID == me else { counts.add("rejected_undirected"); return }
+        // iOS drops packets more than 120 s off its clock: a captured legacy frame cannot be replayed later.
+        guard Self.withinClockWindow(packet.timestamp, now: node.now) else { counts.add("rejected_stale"); return }
         guard let signature = packet.signature else { counts.add("rejected_unsigned"); return }
         guard let record = try node.registry.record(for: packet.senderID) else { counts.add("rejected_unknown_sender"); return }
         // Conflicting announce claims and no session binding: neither key is trusted until a session settles it.
@@ -272,11 +304,16 @@ struct InboxProcessor {
         // A fragment of a fragment is refused before anything is stored: reassembly never nests.
         guard fragment.originalType != BitchatPacket.MessageType.fragment.rawValue else { counts.add("rejected_nested"); return }
         switch try Reassembly(database: node.database).add(fragment, senderID: packet.senderID, now: node.now) {
-        case .stored:
+        case .stored(let replaced, let evicted):
             counts.add("fragment_stored")
+            if replaced { counts.add("fragment_replaced") }
+            if evicted { counts.add("fragment_set_evicted") }
+        case .mismatched:
+            counts.add("fragment_mismatched")
         case .rejected:
             counts.add("fragment_rejected")
-        case .complete(let bytes):
+        case .complete(let bytes, let evicted):
+            if evicted { counts.add("fragment_set_evicted") }
             counts.add("reassembled")
             guard let inner = try? BitchatPacket.decode(bytes), inner.senderID == packet.senderID else { counts.add("malformed"); return }
             // The reassembled packet is what its fragments declared, so never itself a fragment: one level only.

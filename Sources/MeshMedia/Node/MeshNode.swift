@@ -69,9 +69,11 @@ final class MeshNode {
         return now - last >= interval || last > now
     }
 
-    /// A packet directed to `peerID`; v2 when the payload needs a 4-byte length or a source route is given.
-    func directed(_ type: BitchatPacket.MessageType, to peerID: [UInt8], payload: [UInt8], route: [[UInt8]] = []) -> BitchatPacket {
-        let version: UInt8 = payload.count > Int(UInt16.max) || !route.isEmpty ? 2 : 1
+    /// A packet directed to `peerID`; v2 when the payload needs a 4-byte length, a source route is given, or it carries
+    /// a private file (`privateMedia`: iOS sends every file packet, encrypted or legacy, as v2 whatever its size).
+    func directed(_ type: BitchatPacket.MessageType, to peerID: [UInt8], payload: [UInt8], route: [[UInt8]] = [],
+                  privateMedia: Bool = false) -> BitchatPacket {
+        let version: UInt8 = privateMedia || payload.count > Int(UInt16.max) || !route.isEmpty ? 2 : 1
         return BitchatPacket(version: version, type: type, ttl: Self.defaultTTL, timestamp: timestamp,
                              senderID: identity.peerID, recipientID: peerID, route: route, payload: payload)
     }
@@ -80,25 +82,27 @@ final class MeshNode {
 
     /// Puts `packet` on the air: one frame, or its fragments. Returns the number of frames. `sendID` ties the
     /// frames to the private-file send they carry, so `mesh exchange` can tell when that send was carried.
+    /// `lifetime` shortens how long the frames stay on the air (never lengthens it).
     @discardableResult
-    func transmit(_ packet: BitchatPacket, sendID: Int64? = nil) throws -> Int {
+    func transmit(_ packet: BitchatPacket, sendID: Int64? = nil, lifetime: Int64? = nil) throws -> Int {
         let frames = try FragmentPlanner.frames(for: packet, fragmentID: try SecureRandom.bytes(count: 8))
-        for frame in frames { try enqueue(frame, sendID: sendID) }
+        for frame in frames { try enqueue(frame, sendID: sendID, lifetime: lifetime) }
         return frames.count
     }
 
     /// Puts one frame this node built on the air, with its retention:
     /// a frame carrying a file in the clear is handed over to its next hop and expires early (`OutboxRetention`).
     /// `sendID` ties the frame to the private-file send it carries.
-    func enqueue(_ frame: BitchatPacket, sendID: Int64? = nil) throws {
-        try enqueue(wire: try frame.encoded(), of: frame, sendID: sendID)
+    func enqueue(_ frame: BitchatPacket, sendID: Int64? = nil, lifetime: Int64? = nil) throws {
+        try enqueue(wire: try frame.encoded(), of: frame, sendID: sendID, lifetime: lifetime)
     }
 
     /// Puts the bytes `wire` of `frame` on the air exactly as given: how a relay forwards a frame it heard.
-    func enqueue(wire: [UInt8], of frame: BitchatPacket, sendID: Int64? = nil) throws {
+    func enqueue(wire: [UInt8], of frame: BitchatPacket, sendID: Int64? = nil, lifetime: Int64? = nil) throws {
         let plan = OutboxRetention.plan(for: frame, me: identity.peerID, now: now)
+        let expiresAt = lifetime.map { min(plan.expiresAt, now + $0) } ?? plan.expiresAt
         _ = try database.execute("INSERT INTO mesh_outbox (frame, created_at, handover_to, expires_at, send_id) VALUES (?, ?, ?, ?, ?)",
-                                 [wire, now, plan.handoverTo, plan.expiresAt, sendID])
+                                 [wire, now, plan.handoverTo, expiresAt, sendID])
     }
 
     // MARK: Sessions

@@ -80,7 +80,7 @@ struct OutboxPlanner {
             // Emulation of a prerelease iOS sender only: the 0x09 alias. The node itself never emits it.
             if node.identity.emulation == .prereleaseIOS { plaintext[0] = NoisePayload.privateFileAlias }
             let ciphertext = try transport.encrypt(plaintext)
-            let packet = node.directed(.noiseEncrypted, to: queued.peerID, payload: ciphertext, route: queued.route)
+            let packet = node.directed(.noiseEncrypted, to: queued.peerID, payload: ciphertext, route: queued.route, privateMedia: true)
             guard let fragments = try admit(packet, sendID: sendID) else { return .failed }
             session.established = transport
             try node.sessions.save(session, now: node.now)
@@ -89,7 +89,7 @@ struct OutboxPlanner {
             return .transmittedEncrypted
         case .legacy:
             let packet = try node.signed(node.directed(.fileTransfer, to: queued.peerID, payload: try queued.filePacket.encoded(),
-                                                       route: queued.route))
+                                                       route: queued.route, privateMedia: true))
             guard let fragments = try admit(packet, sendID: sendID) else { return .failed }
             try node.transmit(packet, sendID: sendID)
             try finish(sendID, status: "transmitted", form: "legacy", reason: nil, fragments: fragments)

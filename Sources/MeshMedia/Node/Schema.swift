@@ -166,5 +166,22 @@ enum MeshSchema {
         ALTER TABLE mesh_sends ADD COLUMN proof_token BLOB;
         ALTER TABLE mesh_sends ADD COLUMN proof_stalled_passes INTEGER NOT NULL DEFAULT 0;
         """),
+        // Reassembly keeps one row per set in progress (its total, type, fragments held, bytes and first-heard time) so
+        // adding a fragment never re-reads the set, and a full table evicts a set instead of refusing new ones. Sets in
+        // progress before the upgrade are dropped (they live 30 s).
+        Migration("meshmedia-024-fragment-sets", sql: """
+        DELETE FROM mesh_fragments;
+        CREATE TABLE mesh_fragment_sets (
+            set_key BLOB PRIMARY KEY,
+            sender BLOB NOT NULL,
+            total INTEGER NOT NULL,
+            original_type INTEGER NOT NULL,
+            have INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            first_at INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX mesh_fragment_sets_by_sender ON mesh_fragment_sets(sender, first_at);
+        CREATE INDEX mesh_fragment_sets_by_age ON mesh_fragment_sets(first_at);
+        """),
     ]
 }

@@ -5,8 +5,10 @@ import Store
 /// peer state 0x21 received in *this* session) and, beside it, a handshake in progress.
 ///
 /// An established session survives until a new handshake with the same static key completes: a first handshake
-/// message (32 bytes anyone can send under the peer's id) only starts a pending handshake next to it, and a
-/// failed handshake discards only the pending one.
+/// message (32 bytes anyone can send under the peer's id) only starts a pending handshake next to it. A pending
+/// handshake survives the same way: a later first message starts a new one and the displaced ones that were waiting
+/// for the peer are kept (`earlier`, the oldest `maxEarlier`), so a spoofed opener between messages 2 and 3 cannot
+/// end the genuine handshake; the peer's next message is tried on each until one completes.
 struct PeerSession {
     var peerID: [UInt8]
     var established: NoiseTransport?
@@ -16,6 +18,19 @@ struct PeerSession {
     var startedAt: Int64
     var pending: NoiseHandshake?
     var pendingStartedAt: Int64
+    /// Handshakes a later first message displaced while they waited for the peer, oldest first.
+    var earlier: [NoiseHandshake] = []
+
+    /// Displaced handshakes kept beside the pending one.
+    static let maxEarlier = 3
+
+    /// Starts `handshake` as the pending one; the one it displaces is kept if it was waiting for the peer and
+    /// fewer than `maxEarlier` are kept already (the oldest stay: a flood of openers cannot push the first out).
+    mutating func startPending(_ handshake: NoiseHandshake, now: Int64) {
+        if let waiting = pending, !waiting.isMyTurnToWrite, earlier.count < Self.maxEarlier { earlier.append(waiting) }
+        pending = handshake
+        pendingStartedAt = now
+    }
 
     var transport: NoiseTransport? { established }
 
@@ -40,15 +55,17 @@ struct PeerSession {
 
     /// Whether a sender waiting for proof should start a new handshake: no proof yet, and neither the pending
     /// handshake nor the established session (its proof may be in flight) is younger than `timeout`.
+    /// A time ahead of `now` (a pass once ran with a later clock) counts as old, so it never postpones a handshake.
     func needsHandshake(now: Int64, timeout: Int64) -> Bool {
+        func young(_ time: Int64) -> Bool { time <= now && now - time < timeout }
         if established != nil, proof != nil { return false }
-        if pending != nil, now - pendingStartedAt < timeout { return false }
-        if established != nil, now - startedAt < timeout { return false }
+        if pending != nil, young(pendingStartedAt) { return false }
+        if established != nil, young(startedAt) { return false }
         return true
     }
 
     func serialized() -> [UInt8] {
-        var out: [UInt8] = [2] + peerID
+        var out: [UInt8] = [earlier.isEmpty ? 2 : 3] + peerID
         out.appendBigEndian(UInt64(bitPattern: startedAt))
         out.appendBigEndian(UInt64(bitPattern: pendingStartedAt))
         for state in [established?.serialized(), pending?.serialized()] {
@@ -58,6 +75,14 @@ struct PeerSession {
                 out += state
             } else {
                 out.append(0)
+            }
+        }
+        if !earlier.isEmpty {
+            out.append(UInt8(earlier.count))
+            for handshake in earlier {
+                let state = handshake.serialized()
+                out.appendBigEndian(UInt32(state.count))
+                out += state
             }
         }
         if let proof, let encoded = try? proof.encoded() { out.append(1); out += encoded } else { out.append(0) }
@@ -87,12 +112,17 @@ struct PeerSession {
                 }
                 self.startedAt = startedAt
                 pendingStartedAt = startedAt
-            case 2:
+            case let version where version == 2 || version == 3:
                 peerID = Array(try reader.take(8))
                 self.startedAt = Int64(bitPattern: try reader.uint64())
                 pendingStartedAt = Int64(bitPattern: try reader.uint64())
                 established = try state(&reader).map { try NoiseTransport(serialized: $0) }
                 pending = try state(&reader).map { try NoiseHandshake(serialized: $0) }
+                if version == 3 {
+                    let count = Int(try reader.byte())
+                    guard count <= Self.maxEarlier else { throw NoiseError.badState }
+                    for _ in 0..<count { earlier.append(try NoiseHandshake(serialized: Array(try reader.take(Int(try reader.uint32()))))) }
+                }
             default:
                 throw NoiseError.badState
             }

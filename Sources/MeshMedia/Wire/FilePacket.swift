@@ -1,6 +1,7 @@
 /// BitchatFilePacket: the file TLV shared by the iOS and Android clients (reference: mesh-media.md).
 ///
-/// Tags: 0x01 file name (2-byte length), 0x02 file size (2-byte length, value 4 bytes; 8 accepted),
+/// Tags: 0x01 file name (2-byte length), 0x02 file size (2-byte length, value 4 bytes; 8 accepted;
+/// a value of any other length is ignored, as iOS ignores it),
 /// 0x03 MIME type (2-byte length), 0x04 content (4-byte length, falling back to 2 bytes when the 4-byte one
 /// overruns, as iOS does), anything else skipped with a 2-byte length. Decoding is lenient (repeated content
 /// TLVs concatenate, a missing size means the content length); encoding is canonical (name, size, MIME,
@@ -70,7 +71,7 @@ public struct FilePacket: Equatable, Sendable {
                 switch length {
                 case 4: size = UInt64(value.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
                 case 8: size = value.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                default: throw WireError.badLength
+                default: break   // iOS ignores a size of any other length (the content length stands in)
                 }
             case .content, nil: continue
             }

@@ -34,6 +34,9 @@ struct RelayAPI: Sendable {
     let keyring: StoreKeyring
     /// Called when an accepted trigger makes a push due at the given instant (Unix ms).
     let pushDue: @Sendable (Int64) -> Void
+    /// `RELAY_TRAILING_PUSH=on`: a trigger inside the debounce window makes a push due when the window ends
+    /// (off: it is only observed, `WakeupDebounce`).
+    var trailingPush = false
 
     enum Route: String { case provision = "/api/v1/provision", trigger = "/api/v1/trigger", status = "/api/v1/status", health = "/api/v1/health" }
 
@@ -112,7 +115,7 @@ struct RelayAPI: Sendable {
         switch try store.trigger(deviceID: deviceID, limit: Self.triggerLimit, now: now) {
         case .rateLimited(let seconds): return Self.rateLimited(seconds)
         case .accepted(let tokens, let due):
-            pushDue(due)
+            if due <= now || trailingPush { pushDue(due) }
             return .json(202, JSON.object([("status", .string("accepted")), ("devices_notified", .int(Int64(tokens)))]).rendered())
         case .notProvisioned: return Self.error(403, "no-active-subscription")
         case .expired: return Self.error(402, "subscription-expired")
@@ -126,7 +129,11 @@ struct RelayAPI: Sendable {
         if Self.isLegacyID(evidence) { return Self.error(403, "no-verified-subscription") }
         let verified: SignedTransactionVerifier.Verified
         do { verified = try SignedTransactionVerifier.verify(evidence, configuration: storeKit) } catch { return Self.refusal(error) }
-        if let lapse = verified.lapse(now: now) { return Self.refusal(lapse) }
+        if let lapse = verified.lapse(now: now) {
+            // Verified evidence closes the gate whichever route it reaches (newer than the stored record only).
+            try store.recordLapse(deviceID: deviceID, verified: verified, revokedAt: verified.revokedAt)
+            return Self.refusal(lapse)
+        }
         switch try store.status(deviceID: deviceID, verified: verified, now: now) {
         case .noMatchingSubscription: return Self.error(403, "no-verified-subscription")
         case .observed(let at):

@@ -30,11 +30,12 @@ struct ServeRelayCommand: Command {
         it single). Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed and a
         request body must be complete 15 s after its headers. Environment: STOREKIT_BUNDLE_ID,
         STOREKIT_PRODUCT_IDS, STOREKIT_ENVIRONMENTS (default Production), STOREKIT_ROOT_CA_FILE (tests and
-        staging only), and the APNS_* settings send-wakeups uses.
+        staging only), and the APNS_* and RELAY_TRAILING_PUSH settings send-wakeups uses.
         """
 
     func run(_ context: JobContext) throws {
         let storeKit = try StoreKitConfiguration(environment: context.environment)
+        let trailingPush = try WakeupDebounce.trailingPush(context.env)
         var limits = HTTPServerLimits()
         if let threads = context.arguments.value("--threads") { limits.threads = try positive(threads, "--threads") }
         if let connections = context.arguments.value("--max-connections") { limits.maxConnections = try positive(connections, "--max-connections") }
@@ -64,8 +65,10 @@ struct ServeRelayCommand: Command {
         let kicker = WakeupKicker(clock: context.clock, launch: Self.passLauncher(context))
         let push = !context.arguments.flag("--no-push")
         if push { kicker.start() }
-        let api = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: context.storePath), keyring: keyring,
-                           pushDue: { due in if push { kicker.request(dueAt: due) } })
+        var configured = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: context.storePath), keyring: keyring,
+                                  pushDue: { due in if push { kicker.request(dueAt: due) } })
+        configured.trailingPush = trailingPush
+        let api = configured
         shim_install_termination_handlers()
         var stopSignals = sigset_t()
         sigemptyset(&stopSignals)

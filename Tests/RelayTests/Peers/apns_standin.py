@@ -15,9 +15,10 @@ Script (re-read whenever the file changes):
    "answers": {"<hex token>": {"status": 410, "reason": "Unregistered", "timestamp": MS}, ...},
    "reject_iat_before": SECONDS or null,     # ExpiredProviderToken for JWTs issued earlier
    "answer_delay_ms": N (optional),          # answers leave one at a time, N ms apart (requests are logged on arrival)
+   "hold_answers": true (optional),          # answers wait until the script no longer says so (checked every 20 ms)
    "default": {"status": 200}}
 """
-import argparse, asyncio, base64, datetime, ipaddress, json, os, re, ssl, sys, uuid
+import argparse, asyncio, base64, datetime, ipaddress, json, os, re, ssl, sys, time, uuid
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -84,6 +85,7 @@ class Script:
 class State:
     connections = 0
     next_answer_at = 0.0
+    held = []
 
 
 class APNsProtocol(asyncio.Protocol):
@@ -127,7 +129,8 @@ class APNsProtocol(asyncio.Protocol):
         script = self.script.current()
         names = [name for name, _ in headers]
         fields = dict(headers)
-        record = {"conn": self.connection_id, "method": fields.get(":method"), "path_ok": False,
+        # arrived_ms: when the whole request had arrived here (Unix ms), the observer's own clock.
+        record = {"conn": self.connection_id, "arrived_ms": int(time.time() * 1000), "method": fields.get(":method"), "path_ok": False,
                   "push_type": fields.get("apns-push-type"), "priority": fields.get("apns-priority"),
                   "topic": fields.get("apns-topic"), "expiration": fields.get("apns-expiration"), "iat": None,
                   "violation": None, "token": None}
@@ -181,6 +184,9 @@ class APNsProtocol(asyncio.Protocol):
             record["violation"] = reason
         record["status"], record["reason"] = status, reason
         self.log.write(json.dumps(record) + "\n")
+        if self.script.current().get("hold_answers"):
+            State.held.append((self, stream_id, status, reason, scripted))
+            return
         delay = self.script.current().get("answer_delay_ms")
         if delay:
             loop = asyncio.get_running_loop()
@@ -254,8 +260,17 @@ async def main():
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: APNsProtocol(script, log), "127.0.0.1", 0, ssl=context)
     print("PORT %d" % server.sockets[0].getsockname()[1], flush=True)
+    async def release_held():
+        while True:
+            await asyncio.sleep(0.02)
+            if State.held and not script.current().get("hold_answers"):
+                held, State.held = State.held, []
+                for protocol, stream_id, status, reason, scripted in held:
+                    protocol.send_delayed(stream_id, status, reason, scripted)
+    releaser = asyncio.ensure_future(release_held())
     async with server:
         await server.serve_forever()
+    releaser.cancel()
 
 
 if __name__ == "__main__":
