@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "Runner", dependencies: ["CivilDate", "Store", "Cryptography", "CShims", "CLazyLibs"]),
 
         // One module per seed.
-        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "QUIC", "COpenSSL", "CShims"]),
+        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "QUIC", "CShims"]),
         .target(name: "TokenPool", dependencies: ["CivilDate", "Runner", "Store", "Cryptography", "HTTPClient"]),
         // The relay API's wire types, shared by the relay server and the homeserver helper (and nothing else).
         .target(name: "RelayWire"),
@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 
         // Fault-proof harness: kill loops with independent models, contention, fuzzing (job-bench and tests).
-        .target(name: "Chaos", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient", "Grants", "TokenPool", "Relay", "MeshMedia"]),
+        .target(name: "Chaos", dependencies: ["Runner", "Store", "Cryptography", "HTTPClient", "Grants", "Relay"]),
 
         // The executables.
         .target(name: "JobCLI", dependencies: ["Runner", "Store"]),
@@ -67,7 +67,7 @@ let package = Package(
         .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "CShims", "Runner", "Store", "HTTPClient", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia", "Chaos", "HTTPServer"]),
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
-        .target(name: "TestSupport", dependencies: ["Runner", "Store"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Runner"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport", "Chaos"]),
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "QUIC", "CQUIC", "Cryptography", "TestSupport", "job"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "Homeserver", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "Chaos"], exclude: ["Peers"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "Homeserver", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "Chaos"], exclude: ["Peers"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Homeserver", "Relay", "Grants", "TokenPool", "HTTPClient"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store", "Chaos"]),
