@@ -72,7 +72,7 @@ enum FuzzArgvBench {
         try FileManager.default.createDirectory(atPath: folder + "/folder", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         mkfifo(folder + "/fifo", 0o600)
-        FileManager.default.createFile(atPath: folder + "/file.sqlite", contents: Data("not a store".utf8))
+        guard FileManager.default.createFile(atPath: folder + "/file.sqlite", contents: Data("not a store".utf8)) else { throw BenchFailure("fuzz-argv: cannot write its scratch files") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: job)
         process.arguments = line

@@ -362,7 +362,8 @@ import TestSupport
             try db.forEachRow("SELECT job, outcome, counts, coalesce(reason, '') FROM job_runs") { row in
                 ledger += row.values.map { "\($0)" }.joined(separator: " ") + "\n"
             }
-            #expect(!ledger.isEmpty)
+            // mesh-b ran `mesh panic-wipe`, which also clears the mesh jobs' ledger rows.
+            #expect(!ledger.isEmpty || store == "mesh-b")
             for canary in canaries { #expect(!ledger.contains(canary), "the \(store) ledger carries a canary") }
         }
     }
