@@ -14,6 +14,8 @@ import Store
 /// second are measured first; every trigger names a distinct Device ID unless `--triggers-per-device` says
 /// otherwise; the load runs once with every write committed alone (`--max-batch 1`) and once with group commit,
 /// and each run's commits per trigger come from the writer's own count (`relay-api.stopped … writes= commits=`).
+/// Then authenticated (v2) triggers next to v1 on one more group-commit serve-relay (`TriggerV2Load`), with the
+/// serve-relay CPU a forged request costs when it fails the cheap checks and when it fails the signature check.
 enum RelayAPIBench {
     static func run(_ arguments: ArraySlice<String>) throws {
         var clients = 64, requests = 200, samples = 20, threads = 4, perDevice = 1
@@ -106,6 +108,10 @@ enum RelayAPIBench {
             print("  \(label): \(writes) writes in \(commits) commits = \(RelayBenchSupport.format(Double(commits) / Double(writes), 3)) commits (fdatasyncs of the WAL) per trigger; "
                   + "ratio relay/static \(RelayBenchSupport.format(rate / staticRate, 3)); triggers/s per disk flush/s \(RelayBenchSupport.format(rate / flushes, 2))")
         }
+        if let nginx { kill(nginx.processIdentifier, SIGTERM); nginx.waitUntilExit() }
+        try authenticatedTriggers(job: job, directory: directory, environment: environment, clients: clients, requests: requests,
+                                  threads: threads, children: &children)
+
         // Trigger → push: a pushing serve-relay over a fresh store, the APNs stand-in, one trigger at a time.
         let (standIn, apnsEnvironment) = try startStandIn(directory: directory)
         children.append(standIn)
@@ -147,7 +153,70 @@ enum RelayAPIBench {
         return stride(from: 0, to: 56, by: 7).map { String(chars[$0..<$0 + 7]) }.joined(separator: "-")
     }
 
-    private static func seed(_ store: String, job: String, devices: Int) throws {
+    /// v2 next to v1 through nginx on one group-commit serve-relay: the same clients and requests each, v1 over
+    /// Device IDs of its own and v2 over Device IDs derived from one P-384 key (5 signed requests each, signed up
+    /// front); then, straight to serve-relay, its CPU per forged request that fails the timestamp (before the store),
+    /// the cheap store checks (an unregistered Device ID) or the signature (a registered one, a bad signature).
+    private static func authenticatedTriggers(job: String, directory: String, environment: [String: String], clients: Int, requests: Int,
+                                              threads: Int, children: inout [Process]) throws {
+        let total = clients * requests
+        let v1Devices = total
+        let v2Key = try TriggerV2Load.key()
+        let forgeries = min(2_000, total)
+        let v2Devices = (total + 4) / 5 + forgeries / 5 + 1
+        let v2Certificates = try (0..<v2Devices).map { try TriggerV2Load.certificate(v2Key.certificateDER, $0) }
+        let v2IDs = v2Certificates.map { DeviceIDEncoding.of(certificateDER: $0) }
+        let store = directory + "/relay-v2.sqlite"
+        try seed(store, job: job, devices: v1Devices + v2Devices) { $0 < v1Devices ? deviceID($0) : v2IDs[$0 - v1Devices] }
+        let (server, serverPort, _) = try startServer(job, store: store, options: ["--no-push", "--threads", String(threads)], environment: environment, directory: directory)
+        children.append(server)
+        let (nginx, nginxPort, _) = try startNginx(directory: directory, upstreamPort: serverPort)
+        children.append(nginx)
+        defer { kill(nginx.processIdentifier, SIGTERM); nginx.waitUntilExit() }
+
+        let v1 = try load(directory: directory, label: "trigger-v1", clients: clients, requests: requests) { i in
+            (url: "https://127.0.0.1:\(nginxPort)/api/v1/trigger", body: "{\\\"device_id\\\":\\\"\(deviceID(i))\\\"}")
+        }
+        guard v1.codes[202, default: 0] == total else { throw BenchFailure("not every v1 trigger was accepted: \(v1.codes)") }
+        let signStart = DispatchTime.now()
+        let ts = Int64(Date().timeIntervalSince1970)
+        let v2Bodies = try (0..<total).map { try TriggerV2Load.body(key: v2Key, cert: v2Certificates[$0 / 5], ts: ts) }
+        let signSeconds = Double(DispatchTime.now().uptimeNanoseconds - signStart.uptimeNanoseconds) / 1e9
+        let v2 = try load(directory: directory, label: "trigger-v2", clients: clients, requests: requests) { i in
+            (url: "https://127.0.0.1:\(nginxPort)/api/v2/trigger", body: v2Bodies[i])
+        }
+        guard v2.codes[202, default: 0] == total else { throw BenchFailure("not every v2 trigger was accepted: \(v2.codes)") }
+        let v1Rate = Double(v1.count) / v1.seconds, v2Rate = Double(v2.count) / v2.seconds
+        print("  v1 and v2 triggers through nginx, group commit, \(total) requests each:")
+        print("    POST /api/v1/trigger  \(RelayBenchSupport.format(v1Rate, 0)) requests/s, p50 \(RelayBenchSupport.format(v1.p50 * 1000, 2)) ms, p99 \(RelayBenchSupport.format(v1.p99 * 1000, 2)) ms")
+        print("    POST /api/v2/trigger  \(RelayBenchSupport.format(v2Rate, 0)) requests/s, p50 \(RelayBenchSupport.format(v2.p50 * 1000, 2)) ms, p99 \(RelayBenchSupport.format(v2.p99 * 1000, 2)) ms "
+              + "(signed beforehand in \(RelayBenchSupport.format(signSeconds, 1)) s)")
+        print("    ratio v2/v1: \(RelayBenchSupport.format(v2Rate / v1Rate, 3)) (goal ≥ 0.8)")
+        print("    P-384 check in this process (SHA-256, strict parse, verify): median \(RelayBenchSupport.format(try TriggerV2Load.verifySeconds(key: v2Key) * 1000, 3)) ms")
+
+        let direct = "http://127.0.0.1:\(serverPort)/api/v2/trigger"
+        let unregistered = try (0..<forgeries).map { try TriggerV2Load.certificate(v2Key.certificateDER, 1_000_000 + $0) }
+        let perClient = max(1, forgeries / clients)
+        let firstForgeryDevice = (total + 4) / 5
+        let batches: [(String, (Int) -> String)] = [
+            ("stale timestamp (401 timestamp-out-of-window)", { i in (try? TriggerV2Load.body(key: v2Key, cert: unregistered[i], ts: ts - 600)) ?? "" }),
+            ("unregistered Device ID (403, store checked)", { i in (try? TriggerV2Load.body(key: v2Key, cert: unregistered[i], ts: ts)) ?? "" }),
+            ("bad signature (401, P-384 verified)", { i in (try? TriggerV2Load.body(key: v2Key, cert: v2Certificates[firstForgeryDevice + i / 5], ts: ts, forge: true)) ?? "" }),
+        ]
+        print("    serve-relay CPU per forged v2 request (\(clients * perClient) requests each, direct):")
+        for (name, make) in batches {
+            let bodies = (0..<(clients * perClient)).map(make)
+            let before = TriggerV2Load.cpuSeconds(server.processIdentifier)
+            let result = try load(directory: directory, label: "forged", clients: clients, requests: perClient) { i in (url: direct, body: bodies[i]) }
+            let cpu = TriggerV2Load.cpuSeconds(server.processIdentifier) - before
+            let answers = result.codes.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
+            print("      \(name.padding(toLength: 46, withPad: " ", startingAt: 0)) \(RelayBenchSupport.format(cpu / Double(max(result.count, 1)) * 1e6, 0)) µs CPU each (\(answers))")
+        }
+        kill(server.processIdentifier, SIGTERM)
+        server.waitUntilExit()
+    }
+
+    private static func seed(_ store: String, job: String, devices: Int, deviceID: (Int) -> String = deviceID) throws {
         let db = try RelayBenchSupport.createStore(store, job: job)
         try RegistrationSeeder.seed(database: db, storeKey: try RelayBenchSupport.storeKey(store), devices: devices, tokensPerDevice: 1,
                                     registeredAt: 1_780_000_000_000, triggeredAt: nil, deviceID: deviceID,

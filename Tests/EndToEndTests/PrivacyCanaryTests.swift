@@ -157,6 +157,7 @@ import TestSupport
         try s.job(main, ["homeserver", "status"], json: true)
         try s.job(main, ["doctor"])
         try s.job(main, ["doctor", "--send-trigger"], json: true)
+        try s.job(main, ["relay", "unpin", "--device-id", deviceID])
         try s.job(main, ["relay", "unregister", "--device-id", deviceID, "--apns-token", apnsToken])
         // The relay's HTTP API with canary requests: provision with a canary token and JWS, triggers (one starts a
         // send-wakeups pass toward the canary APNs host), status; its stderr (and the pass's) is scanned.
