@@ -69,26 +69,9 @@ public struct Deployment {
         # A pass stopped here gets SIGTERM: it ends its batch, releases its lease and exits 75 (retry next run).
         TimeoutStartSec=\(job.leaseSeconds)
         KillSignal=SIGTERM
-        NoNewPrivileges=yes
-        ProtectSystem=strict
-        ProtectHome=yes
-        PrivateTmp=yes
-        PrivateDevices=yes
-        ProtectKernelTunables=yes
-        ProtectKernelModules=yes
-        ProtectKernelLogs=yes
-        ProtectControlGroups=yes
-        ProtectClock=yes
-        ProtectHostname=yes
-        \(Deployment.offline.contains(job.name) ? "# No network: this job reads and writes the store only.\nPrivateNetwork=yes\nRestrictAddressFamilies=AF_UNIX" : "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6")
-        RestrictNamespaces=yes
-        RestrictRealtime=yes
-        RestrictSUIDSGID=yes
-        LockPersonality=yes
-        SystemCallArchitectures=native
-        \(Deployment.sandbox)
-        CapabilityBoundingSet=
-        UMask=0077
+        \(Deployment.hardening(network: Deployment.offline.contains(job.name)
+            ? "# No network: this job reads and writes the store only.\nPrivateNetwork=yes\nRestrictAddressFamilies=AF_UNIX"
+            : "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6"))
 
         """
     }
@@ -129,6 +112,17 @@ public struct Deployment {
         # SIGTERM: a pending wake-up is sent within 5 s, then exit 0.
         KillSignal=SIGTERM
         TimeoutStopSec=10
+        \(Deployment.hardening(network: "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6"))
+
+        [Install]
+        WantedBy=multi-user.target
+
+        """
+    }
+
+    /// The hardening every generated service shares (the jobs' and the watcher's); `network` is its network line(s).
+    static func hardening(network: String) -> String {
+        """
         NoNewPrivileges=yes
         ProtectSystem=strict
         ProtectHome=yes
@@ -140,19 +134,15 @@ public struct Deployment {
         ProtectControlGroups=yes
         ProtectClock=yes
         ProtectHostname=yes
-        RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+        \(network)
         RestrictNamespaces=yes
         RestrictRealtime=yes
         RestrictSUIDSGID=yes
         LockPersonality=yes
         SystemCallArchitectures=native
-        \(Deployment.sandbox)
+        \(sandbox)
         CapabilityBoundingSet=
         UMask=0077
-
-        [Install]
-        WantedBy=multi-user.target
-
         """
     }
 
