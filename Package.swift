@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport", "Chaos"]),
-        .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job"]),
+        .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job", "Chaos"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "QUIC", "CQUIC", "Cryptography", "TestSupport", "job"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "Homeserver", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "Chaos"], exclude: ["Peers"]),

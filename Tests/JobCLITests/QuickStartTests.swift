@@ -1,3 +1,4 @@
+import Chaos
 import Foundation
 import Testing
 import TestSupport
@@ -21,8 +22,15 @@ import TestSupport
         let folder = TemporaryDirectory("quickstart")
         try block.script.write(toFile: folder.file("quickstart.sh"), atomically: true, encoding: .utf8)
         let binaries = URL(fileURLWithPath: JobProcess.executablePath).deletingLastPathComponent().path
-        let environment = ["HOME": folder.path, "PATH": "\(binaries):/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
+        var environment = ["HOME": folder.path, "PATH": "\(binaries):/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
                            "XDG_STATE_HOME": folder.file("state")]
+        if title.contains("PostgreSQL") {
+            // The server the quick start assumes: a throwaway cluster on a Unix socket, with an empty database `relay`.
+            let cluster = try PostgresCluster.shared()
+            try cluster.execute("DROP DATABASE IF EXISTS relay")
+            try cluster.createDatabase("relay")
+            environment.merge(["PGHOST": cluster.socketDirectory, "PGPORT": String(cluster.port), "PGUSER": PostgresCluster.superuser]) { $1 }
+        }
         let run = try ExternalTool.run("/usr/bin/timeout", ["120", "/bin/sh", "-c", "cd '\(folder.path)' && exec /bin/sh quickstart.sh"],
                                        environment: environment, separateStderr: true)
         let stderr = (try? String(contentsOfFile: folder.file("stderr.log"), encoding: .utf8)) ?? ""
