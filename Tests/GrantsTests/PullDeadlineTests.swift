@@ -24,7 +24,7 @@ final class DribblingContact: QUICServerDelegate, @unchecked Sendable {
     }
 
     func admit(_ address: QUICAddress) -> Bool { true }
-    func abandoned(_ address: QUICAddress, because error: QUICError?) {}
+    func abandoned(_ address: QUICAddress, because error: QUICError?, heldSlot: Bool) {}
 
     func accepted(_ stream: QUICConnection) {
         Thread { [self] in

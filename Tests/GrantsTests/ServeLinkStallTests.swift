@@ -44,8 +44,9 @@ import TestSupport
             attackers += batch
         }
         #expect(answered == 200, "all 200 were admitted (the server answered each)")
-        let overCap = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
-        #expect(!overCap.answered(within: 2), "a ninth handshake from one address is dropped unanswered")
+        // The first 8 (from 127.0.0.2) started unproven and hold no slot; the 192 after them answered a Retry and do.
+        let overCap = try HalfOpenPeer(from: "127.0.0.3", to: alice.port, expecting: alice.endpoint)
+        #expect(!overCap.answered(within: 2), "a ninth proven handshake from one address is dropped unanswered")
 
         let start = Date()
         let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-under-siege"), "--files", "1", "--bytes", "1"])
@@ -85,9 +86,34 @@ import TestSupport
         #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
     }
 
+    @Test func eightSpoofedFirstPacketsCarryingAClientsAddressHoldNoSlotOfItsAndItIsStillServed() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        // The defaults: 8 connections per address, a Retry once 8 unproven handshakes are half-open.
+        try alice.set(["link.handshake-timeout-seconds": "60"])
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        // 8 first packets carrying Bob's address (127.0.0.1) from a sender that never hears the answers, as forged
+        // sources are: each starts a handshake that stays half-open for the whole test.
+        let spoofers = try (0..<8).map { _ in
+            try HalfOpenPeer(from: "127.0.0.1", to: alice.port, expecting: alice.endpoint, followsRetry: false)
+        }
+        #expect(spoofers.filter { $0.answered(within: 1) }.count == 8, "all 8 started a handshake")
+
+        // Before, they held all 8 of 127.0.0.1's slots: Bob's dial, past the Retry, was dropped and his offer held.
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-past-forgers"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 1)
+        let log = try alice.stopServer()
+        #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
+        #expect(!log.contains("link-connections-refused"), "nothing was refused at the caps")
+    }
+
     @Test func handshakesOverTheTotalOrPerAddressCapGetNoAnswerAndTheirSlotsComeBack() throws {
         let alice = LinkTestNode()
-        try alice.set(["link.max-connections": "3", "link.max-connections-per-address": "2", "link.handshake-timeout-seconds": "3"])
+        // Every address proven by a Retry first, so each handshake takes a slot from its first packet on.
+        try alice.set(["link.max-connections": "3", "link.max-connections-per-address": "2", "link.handshake-timeout-seconds": "3",
+                       "link.validate-addresses-above": "0"])
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
         let first = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
@@ -119,7 +145,7 @@ import TestSupport
 
     @Test func aHandshakeKeptBusyWithRepeatedPacketsIsStillCutAtTheHandshakeDeadline() throws {
         let alice = LinkTestNode()
-        try alice.set(["link.handshake-timeout-seconds": "2", "link.max-connections-per-address": "1"])
+        try alice.set(["link.handshake-timeout-seconds": "2", "link.max-connections-per-address": "1", "link.validate-addresses-above": "0"])
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
         let busy = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
