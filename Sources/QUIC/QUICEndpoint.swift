@@ -359,9 +359,11 @@ public final class QUICEndpoint: @unchecked Sendable {
             if validated { delegate.abandoned(remote, because: nil, heldSlot: true) }
             return nil
         }
-        let handle = QUICConnection(remoteAddress: remote, wake: { [weak self] in self?.signalWake() }, shouldStop: shouldStop)
+        let handshakeDeadline = Date().addingTimeInterval(timeouts.handshakeSeconds)
+        let handle = QUICConnection(remoteAddress: remote, handshakeDeadline: handshakeDeadline, wake: { [weak self] in self?.signalWake() },
+                                    shouldStop: shouldStop)
         let entry = Entry(conn: conn, handle: handle, remote: remote, prefix: prefix, odcid: odcid,
-                          handshakeDeadline: Date().addingTimeInterval(timeouts.handshakeSeconds), validated: validated)
+                          handshakeDeadline: handshakeDeadline, validated: validated)
         entries.append(entry)
         if !validated { unvalidated += 1 }
         byPrefix[prefix] = entry

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import Grants
+import QUIC
 import Runner
 import Testing
 import TestSupport
@@ -163,6 +164,34 @@ import TestSupport
         #expect(freedAfter != nil && freedAfter! < 8, "cut at the 2 s handshake deadline: \(String(describing: freedAfter))")
         let log = try alice.stopServer()
         #expect(log.contains("stage=handshake category=timeout"))
+    }
+
+    @Test func aCompletedHandshakeThatSendsNoFirstMessageLosesItsSlotAtTheHandshakeDeadline() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        // Each message may take a minute, but the first one (the hello) must come within the 2 s handshake deadline.
+        try alice.set(["link.handshake-timeout-seconds": "2", "link.message-timeout-seconds": "60", "link.connection-timeout-seconds": "120",
+                       "link.max-connections-per-address": "1", "link.validate-addresses-above": "0"])
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        // A real QUIC client from 127.0.0.1 that completes the handshake and then says nothing.
+        let address = try #require(QUICAddress.resolve(host: "127.0.0.1", port: alice.port).first)
+        let silent = try QUICEndpoint.dial(address, expected: alice.endpoint.bytes, alpn: LinkProtocolName.offer.rawValue,
+                                           identity: try LinkIdentity.quic(try bob.identity()),
+                                           timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 120),
+                                           handshakeDeadline: Date().addingTimeInterval(5), shouldStop: { false })
+        defer { silent.abort() }
+        #expect(!(try HalfOpenPeer(from: "127.0.0.1", to: alice.port, expecting: alice.endpoint).answered(within: 0.5)), "the one slot is taken")
+        let start = Date()
+        var freedAfter: TimeInterval?
+        while freedAfter == nil && Date().timeIntervalSince(start) < 15 {
+            if try HalfOpenPeer(from: "127.0.0.1", to: alice.port, expecting: alice.endpoint).answered(within: 0.3) {
+                freedAfter = Date().timeIntervalSince(start)
+            }
+        }
+        // Before, it kept the slot until the 60 s message deadline.
+        #expect(freedAfter != nil && freedAfter! < 8, "cut at the 2 s handshake deadline: \(String(describing: freedAfter))")
+        let log = try alice.stopServer()
+        #expect(log.contains("stage=handshake category=timeout"), "\(log.suffix(400))")
     }
 
     @Test func garbageDatagramsAreDroppedWithoutStateOrLogWhileARealOfferIsServed() throws {
