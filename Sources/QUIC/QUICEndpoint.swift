@@ -6,8 +6,11 @@ import Glibc
 public protocol QUICServerDelegate: AnyObject, Sendable {
     /// A connection from the validated `address` wants a slot (the caps): asked when an Initial carrying our Retry's
     /// token arrives, or when a handshake started without one completes (which proves the address too). False drops
-    /// the datagram, or closes the completed handshake.
-    func admit(_ address: QUICAddress) -> Bool
+    /// the datagram, or closes the completed handshake. When the whole table is full, the endpoint ends its oldest
+    /// validated half-open handshake and asks again, once.
+    func admit(_ address: QUICAddress) -> QUICAdmission
+    /// A connection from `address` was refused a slot for good (the caps, after any eviction).
+    func refused(_ address: QUICAddress)
     /// A connection from `address` ended before it was handed over: `heldSlot` says whether `admit` had given it a
     /// slot (free again now); `error` says how it ended, nil when its first datagram was not an acceptable Initial
     /// after all, or the caps refused it on completion (not worth a log line).
@@ -72,6 +75,8 @@ public final class QUICEndpoint: @unchecked Sendable {
         var validated: Bool
         /// Holds a slot from `QUICServerDelegate.admit`.
         var holdsSlot: Bool
+        /// Ended to make room for a newer connection when the table was full.
+        var evicted = false
         init(conn: OpaquePointer, handle: QUICConnection, remote: QUICAddress, prefix: [UInt8], odcid: [UInt8], handshakeDeadline: Date, validated: Bool) {
             self.validated = validated
             self.holdsSlot = validated
@@ -330,6 +335,24 @@ public final class QUICEndpoint: @unchecked Sendable {
         }   // an ending connection is noticed (and its close sent) when it is serviced
     }
 
+    /// A slot for a validated connection from `remote`. When the whole table is full, the oldest validated half-open
+    /// handshake is ended to make room (a handshake that completes holds its slot only until its hello is late), so
+    /// a crowd of slow handshakes cannot keep a prompt client out; over the per-address cap nothing is evicted.
+    private func takeSlot(for remote: QUICAddress) -> Bool {
+        guard let delegate else { return false }
+        var answer = delegate.admit(remote)
+        if answer == .tableFull,
+           let oldest = entries.first(where: { $0.holdsSlot && !$0.handedOver && vq_established($0.conn) == 0 && vq_ended($0.conn) == 0 }) {
+            oldest.evicted = true
+            vq_close(oldest.conn, 0)
+            retire(oldest)
+            entries.removeAll { $0 === oldest }
+            answer = delegate.admit(remote)
+        }
+        if answer != .admitted { delegate.refused(remote) }
+        return answer == .admitted
+    }
+
     /// Answers a first Initial with a stateless Retry (no connection, no slot).
     private func retry(_ packet: UnsafeBufferPointer<UInt8>, to remote: QUICAddress) {
         var out = [UInt8](repeating: 0, count: 1500)
@@ -345,7 +368,7 @@ public final class QUICEndpoint: @unchecked Sendable {
     /// no slot until its handshake completes.
     private func accept(_ packet: UnsafeBufferPointer<UInt8>, from remote: QUICAddress, odcid: [UInt8], validated: Bool) -> Entry? {
         guard !stopping, let delegate else { return nil }
-        if validated && !delegate.admit(remote) { return nil }
+        if validated && !takeSlot(for: remote) { return nil }
         var prefix = [UInt8](repeating: 0, count: Int(VQ_CID_PREFIX))
         repeat { arc4random_buf(&prefix, prefix.count) } while byPrefix[prefix] != nil
         let names = alpns.joined(separator: "\0")
@@ -389,10 +412,11 @@ public final class QUICEndpoint: @unchecked Sendable {
             // The completed handshake proves the address: only now does it ask for a slot.
             entry.validated = true
             unvalidated -= 1
-            if delegate?.admit(entry.remote) == true {
+            if delegate?.admit(entry.remote) == .admitted {
                 entry.holdsSlot = true
-            } else if vq_ended(conn) == 0 {
-                vq_close(conn, 0)
+            } else {
+                delegate?.refused(entry.remote)
+                if vq_ended(conn) == 0 { vq_close(conn, 0) }
             }
         }
         if vq_established(conn) != 0 && !entry.handedOver && (!isServer || entry.holdsSlot) {
@@ -439,7 +463,7 @@ public final class QUICEndpoint: @unchecked Sendable {
             if !entry.validated { unvalidated -= 1 }
             let dropped = vq_end_reason(entry.conn) == Int32(VQ_END_DROPPED.rawValue)
             let refused = entry.validated && !entry.holdsSlot
-            delegate?.abandoned(entry.remote, because: dropped || stopping || refused ? nil : endError(entry), heldSlot: entry.holdsSlot)
+            delegate?.abandoned(entry.remote, because: dropped || stopping || refused || entry.evicted ? nil : endError(entry), heldSlot: entry.holdsSlot)
         }
         vq_conn_free(entry.conn)
     }

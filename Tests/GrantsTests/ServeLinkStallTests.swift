@@ -110,7 +110,7 @@ import TestSupport
         #expect(!log.contains("link-connections-refused"), "nothing was refused at the caps")
     }
 
-    @Test func handshakesOverTheTotalOrPerAddressCapGetNoAnswerAndTheirSlotsComeBack() throws {
+    @Test func handshakesOverThePerAddressCapGetNoAnswerAndTheirSlotsComeBack() throws {
         let alice = LinkTestNode()
         // Every address proven by a Retry first, so each handshake takes a slot from its first packet on.
         try alice.set(["link.max-connections": "3", "link.max-connections-per-address": "2", "link.handshake-timeout-seconds": "3",
@@ -124,8 +124,9 @@ import TestSupport
         #expect(!thirdFromSame.answered(within: 1), "over the per-address cap")
         let other = try HalfOpenPeer(from: "127.0.0.3", to: alice.port, expecting: alice.endpoint)
         #expect(other.answered(within: 5), "another address is still admitted")
+        // Over the total cap the oldest half-open handshake (the first) makes room.
         let overTotal = try HalfOpenPeer(from: "127.0.0.4", to: alice.port, expecting: alice.endpoint)
-        #expect(!overTotal.answered(within: 1), "over the total cap")
+        #expect(overTotal.answered(within: 5), "over the total cap, the oldest half-open handshake is evicted")
 
         // Their handshake deadline ends the three half-open connections and gives their slots back.
         var admitted = false
@@ -164,6 +165,23 @@ import TestSupport
         #expect(freedAfter != nil && freedAfter! < 8, "cut at the 2 s handshake deadline: \(String(describing: freedAfter))")
         let log = try alice.stopServer()
         #expect(log.contains("stage=handshake category=timeout"))
+    }
+
+    @Test func aRealClientEvictsTheOldestHalfOpenHandshakeWhenTheTableIsFullAndIsServed() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try alice.set(["link.max-connections": "4", "link.handshake-timeout-seconds": "60", "link.validate-addresses-above": "0"])
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        // 4 addresses that answer the Retry and then stall: every slot is held by a half-open handshake for a minute.
+        let stalled = try (2...5).map { try HalfOpenPeer(from: "127.0.0.\($0)", to: alice.port, expecting: alice.endpoint) }
+        #expect(stalled.filter { $0.answered(within: 5) }.count == 4, "all 4 hold a slot")
+
+        // Before, Bob was dropped at the total cap and his offer held.
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-evicting"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        let log = try alice.stopServer()
+        #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
     }
 
     @Test func aCompletedHandshakeThatSendsNoFirstMessageLosesItsSlotAtTheHandshakeDeadline() throws {

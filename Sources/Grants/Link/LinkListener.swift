@@ -72,11 +72,14 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
 
     // MARK: QUICServerDelegate (on the event-loop thread)
 
-    func admit(_ address: QUICAddress) -> Bool {
+    func admit(_ address: QUICAddress) -> QUICAdmission {
         lock.lock()
         let full = maxConnections.map { admitted >= $0 } ?? false
         lock.unlock()
-        if !full && slots.take(LinkSource(address.storage)) { return true }
+        return full ? .addressFull : slots.take(LinkSource(address.storage))
+    }
+
+    func refused(_ address: QUICAddress) {
         lock.lock()
         refused += 1
         refusedSinceLog += 1
@@ -86,7 +89,6 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
         if log { lastRefusalLog = Date(); refusedSinceLog = 0 }
         lock.unlock()
         if log { context.logger.warn("link-connections-refused", ["reason": "cap-reached", "count": .int(count)]) }
-        return false
     }
 
     /// Failed and timed-out handshakes are logged as admission refusals are: the first of each category at once, then
