@@ -44,7 +44,7 @@ enum GrantsSettings {
         .integer(maxConnectionsPerAddress, default: 8, in: 1...4096,
                  "connections serve-link answers at once from one IPv4 address or IPv6 /64; packets starting more are dropped"),
         .integer(validateAbove, default: 8, in: 0...4096,
-                 "half-open handshakes above which serve-link answers new ones with a QUIC Retry first (proving the address; 0: always)"),
+                 "unproven half-open handshakes (holding no slot) above which serve-link answers new ones with a QUIC Retry first (0: always)"),
         .integer(idleExit, default: 300, in: 1...86_400, "seconds serve-link started by systemd keeps serving with no connection open before it exits"),
         .integer(pullContactTimeout, default: 30, in: 1...600, "seconds one contact may take in a pull-offers pass before it is skipped for time"),
         .integer(pullPassBudget, default: 120, in: 1...240, "seconds one pull-offers pass may take; contacts left are skipped for time"),

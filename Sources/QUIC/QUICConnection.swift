@@ -18,6 +18,8 @@ public final class QUICConnection: @unchecked Sendable {
     private var established = false
     /// Where the connection comes from (the peer's UDP address).
     public let remoteAddress: QUICAddress
+    /// Serving: the handshake deadline, counted from the connection's first packet (distant future when dialling).
+    public let handshakeDeadline: Date
 
     // Loop → worker.
     private var inbound: [UInt8] = []
@@ -36,8 +38,10 @@ public final class QUICConnection: @unchecked Sendable {
     /// Bytes queued but not yet acknowledged above which `write` waits.
     static let sendWindow = 512 * 1024
 
-    init(remoteAddress: QUICAddress, wake: @escaping @Sendable () -> Void, shouldStop: @escaping @Sendable () -> Bool) {
+    init(remoteAddress: QUICAddress, handshakeDeadline: Date = .distantFuture, wake: @escaping @Sendable () -> Void,
+         shouldStop: @escaping @Sendable () -> Bool) {
         self.remoteAddress = remoteAddress
+        self.handshakeDeadline = handshakeDeadline
         self.wake = wake
         self.shouldStop = shouldStop
     }

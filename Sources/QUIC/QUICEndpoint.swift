@@ -4,11 +4,17 @@ import Glibc
 
 /// What a serving endpoint asks its owner about connections (called on the event-loop thread; keep it quick).
 public protocol QUICServerDelegate: AnyObject, Sendable {
-    /// A first Initial arrived from `address`: may a connection start (the caps)? False drops the datagram.
-    func admit(_ address: QUICAddress) -> Bool
-    /// A connection admitted from `address` ended before its handshake completed (its slot is free again): `error`
-    /// says how, nil when its first datagram was not an acceptable Initial after all (garbage: not worth a log line).
-    func abandoned(_ address: QUICAddress, because error: QUICError?)
+    /// A connection from the validated `address` wants a slot (the caps): asked when an Initial carrying our Retry's
+    /// token arrives, or when a handshake started without one completes (which proves the address too). False drops
+    /// the datagram, or closes the completed handshake. When the whole table is full, the endpoint ends its oldest
+    /// validated half-open handshake and asks again, once.
+    func admit(_ address: QUICAddress) -> QUICAdmission
+    /// A connection from `address` was refused a slot for good (the caps, after any eviction).
+    func refused(_ address: QUICAddress)
+    /// A connection from `address` ended before it was handed over: `heldSlot` says whether `admit` had given it a
+    /// slot (free again now); `error` says how it ended, nil when its first datagram was not an acceptable Initial
+    /// after all, or the caps refused it on completion (not worth a log line).
+    func abandoned(_ address: QUICAddress, because error: QUICError?, heldSlot: Bool)
     /// A connection completed its handshake: serve it (on another thread), then `close` it and free its slot.
     func accepted(_ connection: QUICConnection)
 }
@@ -19,9 +25,10 @@ public struct QUICTimeouts: Sendable {
     public var handshakeSeconds: TimeInterval
     /// QUIC idle timeout (transport parameter): a silent peer's connection ends after it.
     public var idleSeconds: TimeInterval
-    /// Serving: once this many handshakes are half-open, a first Initial without a token is answered with a
-    /// stateless Retry, so only a client that receives packets at its address can start a connection (spoofed
-    /// sources then cannot fill the caps). 0: always.
+    /// Serving: how many handshakes started without address validation may be half-open at once. They hold no slot
+    /// (`QUICServerDelegate.admit` is asked only once the handshake completes), so a spoofed source address cannot
+    /// take one; once this many are half-open, a first Initial without a token is answered with a stateless Retry,
+    /// and only a client that receives packets at its address goes on. 0: always.
     public var validateAbove: Int
 
     public init(handshakeSeconds: TimeInterval, idleSeconds: TimeInterval, validateAbove: Int = 8) {
@@ -64,7 +71,15 @@ public final class QUICEndpoint: @unchecked Sendable {
         var timedOut = false
         /// A datagram arrived for it since it was last serviced.
         var touched = true
-        init(conn: OpaquePointer, handle: QUICConnection, remote: QUICAddress, prefix: [UInt8], odcid: [UInt8], handshakeDeadline: Date) {
+        /// Its source address is validated (a Retry token, or a completed handshake); until then it holds no slot.
+        var validated: Bool
+        /// Holds a slot from `QUICServerDelegate.admit`.
+        var holdsSlot: Bool
+        /// Ended to make room for a newer connection when the table was full.
+        var evicted = false
+        init(conn: OpaquePointer, handle: QUICConnection, remote: QUICAddress, prefix: [UInt8], odcid: [UInt8], handshakeDeadline: Date, validated: Bool) {
+            self.validated = validated
+            self.holdsSlot = validated
             self.conn = conn
             self.handle = handle
             self.remote = remote
@@ -81,7 +96,8 @@ public final class QUICEndpoint: @unchecked Sendable {
     private var ended: [[UInt8]: Date] = [:]
     private var lastPurge = Date()
     /// Server connections whose handshake has not completed.
-    private var halfOpen = 0
+    /// Half-open handshakes whose address is not validated (they hold no slot).
+    private var unvalidated = 0
     /// Seals Retry tokens; fresh per endpoint.
     private let retrySecret: [UInt8] = {
         var secret = [UInt8](repeating: 0, count: Int(VQ_RETRY_SECRET_LENGTH))
@@ -186,7 +202,7 @@ public final class QUICEndpoint: @unchecked Sendable {
             }
         }
         guard let conn else { throw QUICError.io }
-        let entry = Entry(conn: conn, handle: handle, remote: address, prefix: [], odcid: [], handshakeDeadline: handshakeDeadline)
+        let entry = Entry(conn: conn, handle: handle, remote: address, prefix: [], odcid: [], handshakeDeadline: handshakeDeadline, validated: true)
         endpoint.entries.append(entry)
         let thread = Thread { endpoint.runLoop() }
         thread.start()
@@ -300,11 +316,12 @@ public final class QUICEndpoint: @unchecked Sendable {
             } else if let found = byODCID[id] {
                 entry = found
             } else if initial != 0 {
-                if halfOpen >= timeouts.validateAbove && vq_initial_has_token(base, packet.count) == 0 {
+                let hasToken = vq_initial_has_token(base, packet.count) != 0
+                if !hasToken && unvalidated >= timeouts.validateAbove {
                     retry(packet, to: remote)
                     return
                 }
-                guard let made = accept(packet, from: remote, odcid: id) else { return }
+                guard let made = accept(packet, from: remote, odcid: id, validated: hasToken) else { return }
                 entry = made
             } else {
                 return
@@ -318,6 +335,24 @@ public final class QUICEndpoint: @unchecked Sendable {
         }   // an ending connection is noticed (and its close sent) when it is serviced
     }
 
+    /// A slot for a validated connection from `remote`. When the whole table is full, the oldest validated half-open
+    /// handshake is ended to make room (a handshake that completes holds its slot only until its hello is late), so
+    /// a crowd of slow handshakes cannot keep a prompt client out; over the per-address cap nothing is evicted.
+    private func takeSlot(for remote: QUICAddress) -> Bool {
+        guard let delegate else { return false }
+        var answer = delegate.admit(remote)
+        if answer == .tableFull,
+           let oldest = entries.first(where: { $0.holdsSlot && !$0.handedOver && vq_established($0.conn) == 0 && vq_ended($0.conn) == 0 }) {
+            oldest.evicted = true
+            vq_close(oldest.conn, 0)
+            retire(oldest)
+            entries.removeAll { $0 === oldest }
+            answer = delegate.admit(remote)
+        }
+        if answer != .admitted { delegate.refused(remote) }
+        return answer == .admitted
+    }
+
     /// Answers a first Initial with a stateless Retry (no connection, no slot).
     private func retry(_ packet: UnsafeBufferPointer<UInt8>, to remote: QUICAddress) {
         var out = [UInt8](repeating: 0, count: 1500)
@@ -328,10 +363,12 @@ public final class QUICEndpoint: @unchecked Sendable {
         _ = out.withUnsafeBytes { raw in remote.withSockaddr { sendto(fd, raw.baseAddress, count, 0, $0, $1) } }
     }
 
-    /// A new server connection for a first Initial, if the caps admit its source and ngtcp2 accepts the packet
-    /// (a token it carries must be our Retry's, for this address).
-    private func accept(_ packet: UnsafeBufferPointer<UInt8>, from remote: QUICAddress, odcid: [UInt8]) -> Entry? {
-        guard !stopping, let delegate, delegate.admit(remote) else { return nil }
+    /// A new server connection for a first Initial, if ngtcp2 accepts the packet (a token it carries must be our
+    /// Retry's, for this address) and, for a `validated` one, the caps admit its source; an unvalidated one takes
+    /// no slot until its handshake completes.
+    private func accept(_ packet: UnsafeBufferPointer<UInt8>, from remote: QUICAddress, odcid: [UInt8], validated: Bool) -> Entry? {
+        guard !stopping, let delegate else { return nil }
+        if validated && !takeSlot(for: remote) { return nil }
         var prefix = [UInt8](repeating: 0, count: Int(VQ_CID_PREFIX))
         repeat { arc4random_buf(&prefix, prefix.count) } while byPrefix[prefix] != nil
         let names = alpns.joined(separator: "\0")
@@ -342,14 +379,16 @@ public final class QUICEndpoint: @unchecked Sendable {
             }
         }
         guard let conn else {
-            delegate.abandoned(remote, because: nil)
+            if validated { delegate.abandoned(remote, because: nil, heldSlot: true) }
             return nil
         }
-        let handle = QUICConnection(remoteAddress: remote, wake: { [weak self] in self?.signalWake() }, shouldStop: shouldStop)
+        let handshakeDeadline = Date().addingTimeInterval(timeouts.handshakeSeconds)
+        let handle = QUICConnection(remoteAddress: remote, handshakeDeadline: handshakeDeadline, wake: { [weak self] in self?.signalWake() },
+                                    shouldStop: shouldStop)
         let entry = Entry(conn: conn, handle: handle, remote: remote, prefix: prefix, odcid: odcid,
-                          handshakeDeadline: Date().addingTimeInterval(timeouts.handshakeSeconds))
+                          handshakeDeadline: handshakeDeadline, validated: validated)
         entries.append(entry)
-        halfOpen += 1
+        if !validated { unvalidated += 1 }
         byPrefix[prefix] = entry
         byODCID[odcid] = entry
         return entry
@@ -369,9 +408,19 @@ public final class QUICEndpoint: @unchecked Sendable {
             entry.timedOut = true
             vq_close(conn, 0)
         }
-        if vq_established(conn) != 0 && !entry.handedOver {
+        if isServer && vq_established(conn) != 0 && !entry.validated {
+            // The completed handshake proves the address: only now does it ask for a slot.
+            entry.validated = true
+            unvalidated -= 1
+            if delegate?.admit(entry.remote) == .admitted {
+                entry.holdsSlot = true
+            } else {
+                delegate?.refused(entry.remote)
+                if vq_ended(conn) == 0 { vq_close(conn, 0) }
+            }
+        }
+        if vq_established(conn) != 0 && !entry.handedOver && (!isServer || entry.holdsSlot) {
             entry.handedOver = true
-            if isServer { halfOpen -= 1 }
             var key = [UInt8](repeating: 0, count: 32)
             var name = [CChar](repeating: 0, count: 256)
             _ = vq_peer_key(conn, &key)
@@ -411,9 +460,10 @@ public final class QUICEndpoint: @unchecked Sendable {
         if !entry.prefix.isEmpty { byPrefix[entry.prefix] = nil; ended[entry.prefix] = forgetAt }
         if !entry.odcid.isEmpty { byODCID[entry.odcid] = nil; ended[entry.odcid] = forgetAt }
         if isServer && !entry.handedOver {
-            halfOpen -= 1
+            if !entry.validated { unvalidated -= 1 }
             let dropped = vq_end_reason(entry.conn) == Int32(VQ_END_DROPPED.rawValue)
-            delegate?.abandoned(entry.remote, because: dropped || stopping ? nil : endError(entry))
+            let refused = entry.validated && !entry.holdsSlot
+            delegate?.abandoned(entry.remote, because: dropped || stopping || refused || entry.evicted ? nil : endError(entry), heldSlot: entry.holdsSlot)
         }
         vq_conn_free(entry.conn)
     }

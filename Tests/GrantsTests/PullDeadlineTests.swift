@@ -23,8 +23,9 @@ final class DribblingContact: QUICServerDelegate, @unchecked Sendable {
         endpoint.start(delegate: self)
     }
 
-    func admit(_ address: QUICAddress) -> Bool { true }
-    func abandoned(_ address: QUICAddress, because error: QUICError?) {}
+    func admit(_ address: QUICAddress) -> QUICAdmission { .admitted }
+    func refused(_ address: QUICAddress) {}
+    func abandoned(_ address: QUICAddress, because error: QUICError?, heldSlot: Bool) {}
 
     func accepted(_ stream: QUICConnection) {
         Thread { [self] in

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 @testable import Grants
+import QUIC
 import Runner
 import Testing
 import TestSupport
@@ -44,8 +45,9 @@ import TestSupport
             attackers += batch
         }
         #expect(answered == 200, "all 200 were admitted (the server answered each)")
-        let overCap = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
-        #expect(!overCap.answered(within: 2), "a ninth handshake from one address is dropped unanswered")
+        // The first 8 (from 127.0.0.2) started unproven and hold no slot; the 192 after them answered a Retry and do.
+        let overCap = try HalfOpenPeer(from: "127.0.0.3", to: alice.port, expecting: alice.endpoint)
+        #expect(!overCap.answered(within: 2), "a ninth proven handshake from one address is dropped unanswered")
 
         let start = Date()
         let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-under-siege"), "--files", "1", "--bytes", "1"])
@@ -85,9 +87,34 @@ import TestSupport
         #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
     }
 
-    @Test func handshakesOverTheTotalOrPerAddressCapGetNoAnswerAndTheirSlotsComeBack() throws {
+    @Test func eightSpoofedFirstPacketsCarryingAClientsAddressHoldNoSlotOfItsAndItIsStillServed() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        // The defaults: 8 connections per address, a Retry once 8 unproven handshakes are half-open.
+        try alice.set(["link.handshake-timeout-seconds": "60"])
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        // 8 first packets carrying Bob's address (127.0.0.1) from a sender that never hears the answers, as forged
+        // sources are: each starts a handshake that stays half-open for the whole test.
+        let spoofers = try (0..<8).map { _ in
+            try HalfOpenPeer(from: "127.0.0.1", to: alice.port, expecting: alice.endpoint, followsRetry: false)
+        }
+        #expect(spoofers.filter { $0.answered(within: 1) }.count == 8, "all 8 started a handshake")
+
+        // Before, they held all 8 of 127.0.0.1's slots: Bob's dial, past the Retry, was dropped and his offer held.
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-past-forgers"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        #expect(try alice.scalar("SELECT count(*) FROM incoming_offers") == 1)
+        let log = try alice.stopServer()
+        #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
+        #expect(!log.contains("link-connections-refused"), "nothing was refused at the caps")
+    }
+
+    @Test func handshakesOverThePerAddressCapGetNoAnswerAndTheirSlotsComeBack() throws {
         let alice = LinkTestNode()
-        try alice.set(["link.max-connections": "3", "link.max-connections-per-address": "2", "link.handshake-timeout-seconds": "3"])
+        // Every address proven by a Retry first, so each handshake takes a slot from its first packet on.
+        try alice.set(["link.max-connections": "3", "link.max-connections-per-address": "2", "link.handshake-timeout-seconds": "3",
+                       "link.validate-addresses-above": "0"])
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
         let first = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
@@ -97,8 +124,9 @@ import TestSupport
         #expect(!thirdFromSame.answered(within: 1), "over the per-address cap")
         let other = try HalfOpenPeer(from: "127.0.0.3", to: alice.port, expecting: alice.endpoint)
         #expect(other.answered(within: 5), "another address is still admitted")
+        // Over the total cap the oldest half-open handshake (the first) makes room.
         let overTotal = try HalfOpenPeer(from: "127.0.0.4", to: alice.port, expecting: alice.endpoint)
-        #expect(!overTotal.answered(within: 1), "over the total cap")
+        #expect(overTotal.answered(within: 5), "over the total cap, the oldest half-open handshake is evicted")
 
         // Their handshake deadline ends the three half-open connections and gives their slots back.
         var admitted = false
@@ -119,7 +147,7 @@ import TestSupport
 
     @Test func aHandshakeKeptBusyWithRepeatedPacketsIsStillCutAtTheHandshakeDeadline() throws {
         let alice = LinkTestNode()
-        try alice.set(["link.handshake-timeout-seconds": "2", "link.max-connections-per-address": "1"])
+        try alice.set(["link.handshake-timeout-seconds": "2", "link.max-connections-per-address": "1", "link.validate-addresses-above": "0"])
         try alice.startServer()
         defer { _ = try? alice.stopServer() }
         let busy = try HalfOpenPeer(from: "127.0.0.2", to: alice.port, expecting: alice.endpoint)
@@ -137,6 +165,51 @@ import TestSupport
         #expect(freedAfter != nil && freedAfter! < 8, "cut at the 2 s handshake deadline: \(String(describing: freedAfter))")
         let log = try alice.stopServer()
         #expect(log.contains("stage=handshake category=timeout"))
+    }
+
+    @Test func aRealClientEvictsTheOldestHalfOpenHandshakeWhenTheTableIsFullAndIsServed() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try alice.set(["link.max-connections": "4", "link.handshake-timeout-seconds": "60", "link.validate-addresses-above": "0"])
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        // 4 addresses that answer the Retry and then stall: every slot is held by a half-open handshake for a minute.
+        let stalled = try (2...5).map { try HalfOpenPeer(from: "127.0.0.\($0)", to: alice.port, expecting: alice.endpoint) }
+        #expect(stalled.filter { $0.answered(within: 5) }.count == 4, "all 4 hold a slot")
+
+        // Before, Bob was dropped at the total cap and his offer held.
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-evicting"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        let log = try alice.stopServer()
+        #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
+    }
+
+    @Test func aCompletedHandshakeThatSendsNoFirstMessageLosesItsSlotAtTheHandshakeDeadline() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        // Each message may take a minute, but the first one (the hello) must come within the 2 s handshake deadline.
+        try alice.set(["link.handshake-timeout-seconds": "2", "link.message-timeout-seconds": "60", "link.connection-timeout-seconds": "120",
+                       "link.max-connections-per-address": "1", "link.validate-addresses-above": "0"])
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        // A real QUIC client from 127.0.0.1 that completes the handshake and then says nothing.
+        let address = try #require(QUICAddress.resolve(host: "127.0.0.1", port: alice.port).first)
+        let silent = try QUICEndpoint.dial(address, expected: alice.endpoint.bytes, alpn: LinkProtocolName.offer.rawValue,
+                                           identity: try LinkIdentity.quic(try bob.identity()),
+                                           timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 120),
+                                           handshakeDeadline: Date().addingTimeInterval(5), shouldStop: { false })
+        defer { silent.abort() }
+        #expect(!(try HalfOpenPeer(from: "127.0.0.1", to: alice.port, expecting: alice.endpoint).answered(within: 0.5)), "the one slot is taken")
+        let start = Date()
+        var freedAfter: TimeInterval?
+        while freedAfter == nil && Date().timeIntervalSince(start) < 15 {
+            if try HalfOpenPeer(from: "127.0.0.1", to: alice.port, expecting: alice.endpoint).answered(within: 0.3) {
+                freedAfter = Date().timeIntervalSince(start)
+            }
+        }
+        // Before, it kept the slot until the 60 s message deadline.
+        #expect(freedAfter != nil && freedAfter! < 8, "cut at the 2 s handshake deadline: \(String(describing: freedAfter))")
+        let log = try alice.stopServer()
+        #expect(log.contains("stage=handshake category=timeout"), "\(log.suffix(400))")
     }
 
     @Test func garbageDatagramsAreDroppedWithoutStateOrLogWhileARealOfferIsServed() throws {

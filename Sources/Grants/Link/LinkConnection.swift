@@ -83,11 +83,16 @@ public final class LinkConnection {
         }
         let connection = LinkConnection(stream: stream, remote: remote, protocolName: protocolName, dialled: false,
                                         deadline: start.addingTimeInterval(deadlines.connectionSeconds), messageSeconds: deadlines.messageSeconds)
-        // A missing or wrong hello is cut at once (abort), not closed politely: that would wait for the peer.
+        // The hello ends the handshake: a connection that has not sent it by the handshake deadline (counted from its
+        // first packet) is cut and keeps no slot. A missing or wrong hello is cut at once (abort), not closed
+        // politely: that would wait for the peer.
+        let connectionDeadline = connection.deadline
+        connection.deadline = min(connectionDeadline, stream.handshakeDeadline)
         do { try connection.receive().expect("hello") } catch {
             connection.abort()
             throw error
         }
+        connection.deadline = connectionDeadline
         return connection
     }
 

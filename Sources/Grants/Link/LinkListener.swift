@@ -7,9 +7,11 @@ import Runner
 /// connection caps, and each connection whose handshake completed is served on a thread of its own with its own
 /// store connection.
 ///
-/// A slot (`LinkSlots`) is taken when a connection's first Initial arrives and given back when the connection ends:
-/// half-open handshakes count against the caps and end at the handshake deadline, holding no thread and no store.
-/// Datagrams over the caps, and garbage, are dropped before any state is made.
+/// A slot (`LinkSlots`) is taken once a connection's source address is validated (its Initial carries our Retry's
+/// token, or its handshake completed) and given back when the connection ends: a handshake started without a token
+/// holds no slot, so a forged source address cannot fill that address's slots; validated half-open handshakes count
+/// against the caps and end at the handshake deadline, holding no thread and no store. Datagrams over the caps, and
+/// garbage, are dropped before any state is made.
 final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     // @unchecked: the counters below are read and written only while `lock` is held; the rest is immutable and Sendable.
     /// The serve-link context, for the serving threads to open their own (a `JobContext` stays on its thread).
@@ -70,11 +72,14 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
 
     // MARK: QUICServerDelegate (on the event-loop thread)
 
-    func admit(_ address: QUICAddress) -> Bool {
+    func admit(_ address: QUICAddress) -> QUICAdmission {
         lock.lock()
         let full = maxConnections.map { admitted >= $0 } ?? false
         lock.unlock()
-        if !full && slots.take(LinkSource(address.storage)) { return true }
+        return full ? .addressFull : slots.take(LinkSource(address.storage))
+    }
+
+    func refused(_ address: QUICAddress) {
         lock.lock()
         refused += 1
         refusedSinceLog += 1
@@ -84,14 +89,13 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
         if log { lastRefusalLog = Date(); refusedSinceLog = 0 }
         lock.unlock()
         if log { context.logger.warn("link-connections-refused", ["reason": "cap-reached", "count": .int(count)]) }
-        return false
     }
 
     /// Failed and timed-out handshakes are logged as admission refusals are: the first of each category at once, then
     /// at most one line a minute per category with the count since the last line (and what is left when serving ends),
     /// however fast a half-open flood fails.
-    func abandoned(_ address: QUICAddress, because error: QUICError?) {
-        slots.release(LinkSource(address.storage))
+    func abandoned(_ address: QUICAddress, because error: QUICError?, heldSlot: Bool) {
+        if heldSlot { slots.release(LinkSource(address.storage)) }
         guard let error else { return }
         let failure = LinkFailure(error, handshake: true)
         if failure == .stopped { return }

@@ -1,4 +1,5 @@
 import Foundation
+import QUIC
 
 /// The connections `serve-link --listen` is answering, in all and per source, kept under `link.max-connections`
 /// and `link.max-connections-per-address`. Shared by the accept loop and the serving threads under one lock.
@@ -15,14 +16,16 @@ final class LinkSlots: @unchecked Sendable {
         self.maxPerSource = maxPerSource
     }
 
-    /// Takes a slot for a connection from `source`; false when either cap is reached (the caller closes it at once).
-    func take(_ source: LinkSource) -> Bool {
+    /// Takes a slot for a connection from `source`, or says which cap is reached (the caller drops it, or first
+    /// makes room when the whole table is full).
+    func take(_ source: LinkSource) -> QUICAdmission {
         lock.lock(); defer { lock.unlock() }
-        guard total < maxTotal, perSource[source, default: 0] < maxPerSource else { return false }
+        guard perSource[source, default: 0] < maxPerSource else { return .addressFull }
+        guard total < maxTotal else { return .tableFull }
         total += 1
         perSource[source, default: 0] += 1
         lastChange = Date()
-        return true
+        return .admitted
     }
 
     /// Gives back the slot of a finished connection from `source`.

@@ -30,8 +30,10 @@ struct ServeLinkCommand: Command {
         With --listen HOST:PORT the first stdout line is 'listening on HOST:PORT' (port 0 picks a free port). Without it,
         serve-link serves the UDP socket systemd passed (jobs/serve-link.socket, ListenDatagram=, Accept=no) and exits after
         link.idle-exit-seconds with no connection open. Connections are answered at once, up to link.max-connections in all
-        and link.max-connections-per-address from one IPv4 address or IPv6 /64; packets starting more are dropped. Once
-        link.validate-addresses-above handshakes are half-open, a new client is first sent a QUIC Retry, so a spoofed
+        and link.max-connections-per-address from one IPv4 address or IPv6 /64; packets starting more are dropped (when
+        the whole table is full, the oldest half-open handshake is first ended to make room). A
+        handshake whose address is not yet proven (by a QUIC Retry or a completed handshake) holds no slot; once
+        link.validate-addresses-above of those are half-open, a new client is first sent a Retry, so a spoofed
         source address cannot hold a slot. Every
         connection must finish its handshake within link.handshake-timeout-seconds, each message within
         link.message-timeout-seconds and the whole connection within link.connection-timeout-seconds.

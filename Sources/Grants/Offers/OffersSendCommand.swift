@@ -4,8 +4,8 @@ import Runner
 
 /// `job offers send --to ENDPOINT --ticket-file F --files N --bytes B [--name NAME]`: offers a transfer to a contact.
 ///
-/// Dials the contact with the grant it issued to this node and sends the offer; the receiver records it as pending
-/// its user's confirmation. When the contact cannot be reached the offer is held here, and the contact collects it
+/// Records the offer as held, then dials the contact with the grant it issued to this node and sends the offer; the
+/// receiver records it as pending its user's confirmation. When the contact cannot be reached the offer is held here, and the contact collects it
 /// at its next `pull-offers`. The share behind an offer is never public (`OfferShare.access`).
 struct OffersSendCommand: Command {
     let path = ["offers", "send"]
@@ -45,9 +45,11 @@ struct OffersSendCommand: Command {
         let dialer = LinkDialer(node: node, context: context)
         let timeout = try context.settings.int(GrantsSettings.connectTimeout)
 
+        // Recorded before the dial: if this process dies after the receiver stored the offer, it is still listed here
+        // (and can be cancelled); a later pull hands it over at most once (the receiver stores by offer id).
+        try outgoing.record(offer, contactID: contact.id, state: .held, now: context.nowMilliseconds)
         let connection: LinkConnection
         do { connection = try dialer.dial(contact, .offer) } catch let failure as LinkFailure {
-            try outgoing.record(offer, contactID: contact.id, state: .held, now: context.nowMilliseconds)
             try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds)
             context.logger.info("offer-held", ["reason": .of(failure)])
             report(context, offerID: offerID, state: "held",
@@ -59,6 +61,7 @@ struct OffersSendCommand: Command {
             let answer = try ProofExchange.prove(connection, grant: grant, identity: node.identity)
             guard answer == .accepted else {
                 try dialer.forget(grant, answer: answer, contact: contact)
+                try outgoing.forget(offerID, contactID: contact.id)
                 context.logger.info("offer-refused-grant", ["answer": .of(answer)])
                 throw answer == .revoked
                     ? JobError.unavailable("grant-revoked", "this contact is no longer reachable (the other device removed this one) — pair again")
@@ -72,7 +75,8 @@ struct OffersSendCommand: Command {
             let result = try reply.string("result", maxBytes: 16)
             try node.database.write { _ in
                 for decision in decisions { try outgoing.apply(decision, contactID: contact.id, now: context.nowMilliseconds) }
-                if result == "pending" { try outgoing.record(offer, contactID: contact.id, state: .delivered, now: context.nowMilliseconds) }
+                if result == "pending" { _ = try outgoing.markDelivered([offerID], contactID: contact.id, now: context.nowMilliseconds) }
+                else { try outgoing.forget(offerID, contactID: contact.id) }
             }
             guard result == "pending" else {
                 throw JobError.transient("offer-refused", "the contact is not taking offers from this device right now (too many pending or declined); try later")
@@ -80,8 +84,7 @@ struct OffersSendCommand: Command {
             context.logger.info("offer-sent", ["delivery": "live"])
             report(context, offerID: offerID, state: "delivered", "offered; the contact will be asked to confirm")
         } catch let failure as LinkFailure {
-            // The offer may or may not have arrived: hold it. A later pull delivers it at most once (stored by offer id).
-            try outgoing.record(offer, contactID: contact.id, state: .held, now: context.nowMilliseconds)
+            // The offer may or may not have arrived: it stays held. A later pull delivers it at most once (stored by offer id).
             context.logger.warn("offer-held", ["reason": .of(failure)])
             report(context, offerID: offerID, state: "held",
                    "\(LinkDialer.explain(failure, timeout: timeout)); the offer is held here and will be delivered when they next check")

@@ -36,6 +36,15 @@ public struct OutgoingOffers {
         }
     }
 
+    /// Drops an offer that never left this node (the receiver refused it, or the grant proved dead); false when it
+    /// is no longer `held`.
+    @discardableResult
+    public func forget(_ offerID: String, contactID: Int64) throws -> Bool {
+        try database.writeIfNeeded { db in
+            try db.execute("DELETE FROM held_offers WHERE offer_id = ? AND contact_id = ? AND state = 'held'", [offerID, contactID]) > 0
+        }
+    }
+
     /// Marks collected offers delivered (only still-held offers of that contact; a cancelled one stays cancelled).
     public func markDelivered(_ offerIDs: [String], contactID: Int64, now: Int64) throws -> Int {
         try database.writeIfNeeded { db in
