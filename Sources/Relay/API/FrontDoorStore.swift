@@ -28,7 +28,10 @@ struct FrontDoorStore {
     }
 
     /// Adds or refreshes `token` on `deviceID` (as `Registry.register`) inside `db`'s open transaction; returns the device row.
-    private func upsertToken(_ db: Database, deviceID: String, token: String, environment: APNsEnvironment, now: Int64) throws -> (device: Int64, created: Bool) {
+    /// With `maxTokens`, a new token beyond that many live ones on the Device ID replaces the ones registered longest
+    /// ago (dead tokens, which are never pushed, do not count and are left to `clean-tokens`).
+    private func upsertToken(_ db: Database, deviceID: String, token: String, environment: APNsEnvironment, maxTokens: Int? = nil,
+                             now: Int64) throws -> (device: Int64, created: Bool) {
         let dIndex = registry.deviceIndex(deviceID)
         let tIndex = registry.tokenIndex(token)
         let sealed = try keyring.seal(Array(token.utf8), purpose: Registry.tokenPurpose)
@@ -40,6 +43,13 @@ struct FrontDoorStore {
             try db.execute("UPDATE relay_tokens SET registered_at = max(registered_at, ?), environment = ?, token_sealed = ? WHERE id = ?",
                            [now, environment.rawValue, sealed, existing])
             return (device, false)
+        }
+        if let maxTokens {
+            try db.execute("""
+                DELETE FROM relay_tokens WHERE device_id = ? AND NOT \(TokenCleanup.deadSQL()) AND id NOT IN (
+                    SELECT id FROM relay_tokens WHERE device_id = ? AND NOT \(TokenCleanup.deadSQL())
+                    ORDER BY registered_at DESC, id DESC LIMIT ?)
+                """, [device, device, maxTokens - 1])
         }
         try db.execute("INSERT INTO relay_tokens (device_id, token_index, token_sealed, environment, registered_at) VALUES (?, ?, ?, ?, ?)",
                        [device, tIndex, sealed, environment.rawValue, now])
@@ -77,10 +87,14 @@ struct FrontDoorStore {
         case stale
         /// The Device ID is held by another active subscription (a different original transaction).
         case conflicting
+        /// The subscription already has `FanOutCaps.devicesPerSubscription` other Device IDs.
+        case tooManyDevices
     }
 
-    /// Stores a verified, active transaction's record and the token, unless it is stale or conflicting.
-    func provision(deviceID: String, token: String, environment: APNsEnvironment, verified: SignedTransactionVerifier.Verified, now: Int64) throws -> ProvisionOutcome {
+    /// Stores a verified, active transaction's record and the token, unless it is stale, conflicting or one Device ID
+    /// over the subscription's cap; a new token beyond the Device ID's cap replaces the oldest (`FanOutCaps`).
+    func provision(deviceID: String, token: String, environment: APNsEnvironment, verified: SignedTransactionVerifier.Verified,
+                   caps: FanOutCaps = FanOutCaps(), now: Int64) throws -> ProvisionOutcome {
         let index = originalIndex(verified.originalTransactionID)
         let sealed = try keyring.seal(Array(verified.originalTransactionID.utf8), purpose: Self.originalPurpose)
         let dIndex = registry.deviceIndex(deviceID)
@@ -95,7 +109,13 @@ struct FrontDoorStore {
                     return .conflicting
                 }
             }
-            let (device, _) = try upsertToken(db, deviceID: deviceID, token: token, environment: environment, now: now)
+            // The subscription's other Device IDs (under the original's lock, so two hosts cannot both take the last place).
+            let others: Int = try db.scalar("""
+                SELECT count(*) FROM relay_entitlements e JOIN relay_devices d ON d.id = e.device_id
+                WHERE e.kind = 'storekit' AND e.original_index = ? AND d.device_index <> ?
+                """, [index, dIndex]) ?? 0
+            if others >= caps.devicesPerSubscription { return .tooManyDevices }
+            let (device, _) = try upsertToken(db, deviceID: deviceID, token: token, environment: environment, maxTokens: caps.tokensPerDevice, now: now)
             try db.execute("""
                 INSERT INTO relay_entitlements (device_id, kind, original_index, original_sealed, product_id, environment, signed_at, expires_at, revoked_at, verified_at)
                 VALUES (?, 'storekit', ?, ?, ?, ?, ?, ?, NULL, ?)
