@@ -210,11 +210,15 @@ struct FrontDoorStore {
     /// A v1 trigger: the rate limit, the gate, the pin and the observation in one transaction (one commit per
     /// trigger): the time is stored only when the Device ID is within its limit, has live tokens and an active
     /// entitlement and is not pinned to v2, and never moves backwards. A pinned refusal is counted on the Device ID.
+    /// A Device ID that is unknown or has no live token is refused before anything is counted: it writes nothing,
+    /// so junk Device IDs cost no write (docs/roles/relay.md, "Unknown Device IDs write nothing").
     func trigger(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
         try database.write { db in
             try registry.lockDevice(db, deviceID)
+            let gate = try gate(db, deviceID: deviceID, now: now)
+            if case .closed(.notProvisioned) = gate { return .notProvisioned }
             if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
-            switch try gate(db, deviceID: deviceID, now: now) {
+            switch gate {
             case .closed(let outcome): return outcome
             case .open(let device, _, _, true):
                 try db.execute("UPDATE relay_devices SET v1_refused_by_pin = v1_refused_by_pin + 1 WHERE id = ?", [device])
@@ -226,12 +230,15 @@ struct FrontDoorStore {
     }
 
     /// The cheap checks of a v2 trigger, before any signature work: counts it against the Device ID's trigger rate
-    /// limit (shared with v1) and checks the gate. Stores nothing but the count; `.accepted` here means "go on".
+    /// limit (shared with v1) and checks the gate. Stores nothing but the count (and not even that for an unknown
+    /// or unprovisioned Device ID); `.accepted` here means "go on".
     func precheckAuthenticated(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
         try database.write { db in
             try registry.lockDevice(db, deviceID)
+            let gate = try gate(db, deviceID: deviceID, now: now)
+            if case .closed(.notProvisioned) = gate { return .notProvisioned }
             if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
-            switch try gate(db, deviceID: deviceID, now: now) {
+            switch gate {
             case .closed(let outcome): return outcome
             case .open(_, let tokens, _, _): return .accepted(tokens: tokens, pushDueAt: now)
             }
