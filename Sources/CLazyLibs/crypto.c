@@ -24,6 +24,7 @@
 #define LAZY_LIBRARY lazy_crypto
 #define CRYPTO_FUNCTIONS(F, V, M) \
     V(void, ASN1_OBJECT_free, (ASN1_OBJECT *a0), (a0)) \
+    F(int, ASN1_STRING_length, (const ASN1_STRING *a0), (a0)) \
     F(long, BIO_ctrl, (BIO *a0, int a1, long a2, void *a3), (a0, a1, a2, a3)) \
     F(int, BIO_free, (BIO *a0), (a0)) \
     F(BIO *, BIO_new, (const BIO_METHOD *a0), (a0)) \
@@ -119,8 +120,11 @@
     F(X509_STORE *, X509_STORE_new, (void), ()) \
     F(int, X509_cmp, (const X509 *a0, const X509 *a1), (a0, a1)) \
     V(void, X509_free, (X509 *a0), (a0)) \
+    F(const ASN1_OCTET_STRING *, X509_get0_authority_key_id, (X509 *a0), (a0)) \
     F(EVP_PKEY *, X509_get0_pubkey, (const X509 *a0), (a0)) \
     F(int, X509_get_ext_by_OBJ, (const X509 *a0, const ASN1_OBJECT *a1, int a2), (a0, a1, a2)) \
+    F(uint32_t, X509_get_extension_flags, (X509 *a0), (a0)) \
+    F(uint32_t, X509_get_key_usage, (X509 *a0), (a0)) \
     F(int, X509_verify_cert, (X509_STORE_CTX *a0), (a0)) \
     F(ECDSA_SIG *, d2i_ECDSA_SIG, (ECDSA_SIG **a0, const unsigned char **a1, long a2), (a0, a1, a2)) \
     F(EVP_PKEY *, d2i_PUBKEY, (EVP_PKEY **a0, const unsigned char **a1, long a2), (a0, a1, a2)) \

@@ -434,6 +434,12 @@ public final class Database {
         return result
     }
 
+    /// Rows changed on this SQLite connection since it opened (`sqlite3_total_changes64`); 0 on PostgreSQL.
+    var sqliteTotalChanges: Int64 {
+        if case .postgresql = backend { return 0 }
+        return sqlite3_total_changes64(handle)
+    }
+
     /// Opens a group-commit batch: `BEGIN IMMEDIATE`, after which `write { }` and `read { }` are savepoints.
     func beginBatch() throws {
         guard !isInTransaction && !isInBatch else { throw StoreError.misuse("a transaction is already open on this connection", sql: "BEGIN IMMEDIATE") }

@@ -15,6 +15,9 @@ import Foundation
 /// alone, each in its own transaction, and answered with its own outcome. The bodies must therefore keep their
 /// effects inside the store (anything else belongs in the completion, which runs once, after the commit).
 ///
+/// A batch whose requests changed no row is rolled back instead of committed (there is nothing to make durable),
+/// so requests that write nothing cost no commit and are not counted as one.
+///
 /// Reads do not belong here: they run on connections of their own. SQLite only; PostgreSQL stores keep one
 /// transaction per request. See docs/group-commit.md.
 public final class GroupCommitWriter: @unchecked Sendable {
@@ -159,6 +162,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
             return
         }
         let started = Date()
+        let changesBefore = database.sqliteTotalChanges
         var answers: [() -> Void] = []
         var index = 0
         var lost = false
@@ -177,6 +181,13 @@ public final class GroupCommitWriter: @unchecked Sendable {
             database.abandonBatch()
             condition.withLock { counters.failedBatches += 1 }
             finishAlone(jobs)
+            return
+        }
+        if database.sqliteTotalChanges == changesBefore {
+            // Nothing to make durable: end the transaction without a commit.
+            database.abandonBatch()
+            condition.withLock { counters.requests += jobs.count }
+            for answer in answers { answer() }
             return
         }
         do {

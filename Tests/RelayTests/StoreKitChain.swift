@@ -50,11 +50,13 @@ final class StoreKitChain {
     }
 
     /// A certificate signed by `issuer`, valid `days` from now, with the Apple marker extension `oid` when given.
-    static func issue(_ directory: TemporaryDirectory, _ name: String, by issuer: Issued, ca: Bool, oid: String?, days: Int = 3650) throws -> Issued {
+    /// `extensions` replaces the usual basicConstraints and keyUsage lines (openssl extfile syntax), for the forgeries.
+    static func issue(_ directory: TemporaryDirectory, _ name: String, by issuer: Issued, ca: Bool, oid: String?, days: Int = 3650,
+                      extensions replaced: String? = nil) throws -> Issued {
         let issued = Issued(certificate: directory.file("\(name).pem"), key: directory.file("\(name).key"))
         let csr = directory.file("\(name).csr"), ext = directory.file("\(name).ext")
-        var extensions = ca ? "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n"
-                            : "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+        var extensions = replaced ?? (ca ? "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n"
+                                         : "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n")
         if let oid { extensions += "\(oid)=ASN1:NULL\n" }
         try extensions.write(toFile: ext, atomically: true, encoding: .utf8)
         try run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", issued.key, "-out", csr,
@@ -77,10 +79,14 @@ final class StoreKitChain {
         return payload
     }
 
-    /// A compact JWS over `payload` with `x5c` = [leaf, intermediate, root] (any of them swapped), signed by `signer`'s key.
-    func jws(_ payload: [String: Any], leaf: Issued? = nil, intermediate: Issued? = nil, root: Issued? = nil, signer: Issued? = nil) throws -> String {
+    /// A compact JWS over `payload` with `x5c` = [leaf, intermediate, root] (any of them swapped), signed by `signer`'s key;
+    /// `headerAdditions` are further JOSE header members.
+    func jws(_ payload: [String: Any], leaf: Issued? = nil, intermediate: Issued? = nil, root: Issued? = nil, signer: Issued? = nil,
+             headerAdditions: [String: Any] = [:]) throws -> String {
         let chain = [leaf ?? self.leaf, intermediate ?? self.intermediate, root ?? self.root].map { Data($0.der).base64EncodedString() }
-        let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "x5c": chain])
+        var members: [String: Any] = ["alg": "ES256", "x5c": chain]
+        for (key, value) in headerAdditions { members[key] = value }
+        let header = try JSONSerialization.data(withJSONObject: members)
         let body = try JSONSerialization.data(withJSONObject: payload)
         let input = Base64URL.encode(Array(header)) + "." + Base64URL.encode(Array(body))
         let key = try P256PrivateKey(pkcs8PEM: try String(contentsOfFile: (signer ?? leaf ?? self.leaf).key, encoding: .utf8))

@@ -28,7 +28,10 @@ struct FrontDoorStore {
     }
 
     /// Adds or refreshes `token` on `deviceID` (as `Registry.register`) inside `db`'s open transaction; returns the device row.
-    private func upsertToken(_ db: Database, deviceID: String, token: String, environment: APNsEnvironment, now: Int64) throws -> (device: Int64, created: Bool) {
+    /// With `maxTokens`, a new token beyond that many live ones on the Device ID replaces the ones registered longest
+    /// ago (dead tokens, which are never pushed, do not count and are left to `clean-tokens`).
+    private func upsertToken(_ db: Database, deviceID: String, token: String, environment: APNsEnvironment, maxTokens: Int? = nil,
+                             now: Int64) throws -> (device: Int64, created: Bool) {
         let dIndex = registry.deviceIndex(deviceID)
         let tIndex = registry.tokenIndex(token)
         let sealed = try keyring.seal(Array(token.utf8), purpose: Registry.tokenPurpose)
@@ -40,6 +43,13 @@ struct FrontDoorStore {
             try db.execute("UPDATE relay_tokens SET registered_at = max(registered_at, ?), environment = ?, token_sealed = ? WHERE id = ?",
                            [now, environment.rawValue, sealed, existing])
             return (device, false)
+        }
+        if let maxTokens {
+            try db.execute("""
+                DELETE FROM relay_tokens WHERE device_id = ? AND NOT \(TokenCleanup.deadSQL()) AND id NOT IN (
+                    SELECT id FROM relay_tokens WHERE device_id = ? AND NOT \(TokenCleanup.deadSQL())
+                    ORDER BY registered_at DESC, id DESC LIMIT ?)
+                """, [device, device, maxTokens - 1])
         }
         try db.execute("INSERT INTO relay_tokens (device_id, token_index, token_sealed, environment, registered_at) VALUES (?, ?, ?, ?, ?)",
                        [device, tIndex, sealed, environment.rawValue, now])
@@ -77,10 +87,14 @@ struct FrontDoorStore {
         case stale
         /// The Device ID is held by another active subscription (a different original transaction).
         case conflicting
+        /// The subscription already has `FanOutCaps.devicesPerSubscription` other Device IDs.
+        case tooManyDevices
     }
 
-    /// Stores a verified, active transaction's record and the token, unless it is stale or conflicting.
-    func provision(deviceID: String, token: String, environment: APNsEnvironment, verified: SignedTransactionVerifier.Verified, now: Int64) throws -> ProvisionOutcome {
+    /// Stores a verified, active transaction's record and the token, unless it is stale, conflicting or one Device ID
+    /// over the subscription's cap; a new token beyond the Device ID's cap replaces the oldest (`FanOutCaps`).
+    func provision(deviceID: String, token: String, environment: APNsEnvironment, verified: SignedTransactionVerifier.Verified,
+                   caps: FanOutCaps = FanOutCaps(), now: Int64) throws -> ProvisionOutcome {
         let index = originalIndex(verified.originalTransactionID)
         let sealed = try keyring.seal(Array(verified.originalTransactionID.utf8), purpose: Self.originalPurpose)
         let dIndex = registry.deviceIndex(deviceID)
@@ -95,7 +109,13 @@ struct FrontDoorStore {
                     return .conflicting
                 }
             }
-            let (device, _) = try upsertToken(db, deviceID: deviceID, token: token, environment: environment, now: now)
+            // The subscription's other Device IDs (under the original's lock, so two hosts cannot both take the last place).
+            let others: Int = try db.scalar("""
+                SELECT count(*) FROM relay_entitlements e JOIN relay_devices d ON d.id = e.device_id
+                WHERE e.kind = 'storekit' AND e.original_index = ? AND d.device_index <> ?
+                """, [index, dIndex]) ?? 0
+            if others >= caps.devicesPerSubscription { return .tooManyDevices }
+            let (device, _) = try upsertToken(db, deviceID: deviceID, token: token, environment: environment, maxTokens: caps.tokensPerDevice, now: now)
             try db.execute("""
                 INSERT INTO relay_entitlements (device_id, kind, original_index, original_sealed, product_id, environment, signed_at, expires_at, revoked_at, verified_at)
                 VALUES (?, 'storekit', ?, ?, ?, ?, ?, ?, NULL, ?)
@@ -190,11 +210,15 @@ struct FrontDoorStore {
     /// A v1 trigger: the rate limit, the gate, the pin and the observation in one transaction (one commit per
     /// trigger): the time is stored only when the Device ID is within its limit, has live tokens and an active
     /// entitlement and is not pinned to v2, and never moves backwards. A pinned refusal is counted on the Device ID.
+    /// A Device ID that is unknown or has no live token is refused before anything is counted: it writes nothing,
+    /// so junk Device IDs cost no write (docs/roles/relay.md, "Unknown Device IDs write nothing").
     func trigger(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
         try database.write { db in
             try registry.lockDevice(db, deviceID)
+            let gate = try gate(db, deviceID: deviceID, now: now)
+            if case .closed(.notProvisioned) = gate { return .notProvisioned }
             if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
-            switch try gate(db, deviceID: deviceID, now: now) {
+            switch gate {
             case .closed(let outcome): return outcome
             case .open(let device, _, _, true):
                 try db.execute("UPDATE relay_devices SET v1_refused_by_pin = v1_refused_by_pin + 1 WHERE id = ?", [device])
@@ -206,12 +230,15 @@ struct FrontDoorStore {
     }
 
     /// The cheap checks of a v2 trigger, before any signature work: counts it against the Device ID's trigger rate
-    /// limit (shared with v1) and checks the gate. Stores nothing but the count; `.accepted` here means "go on".
+    /// limit (shared with v1) and checks the gate. Stores nothing but the count (and not even that for an unknown
+    /// or unprovisioned Device ID); `.accepted` here means "go on".
     func precheckAuthenticated(deviceID: String, limit: Int, now: Int64) throws -> TriggerOutcome {
         try database.write { db in
             try registry.lockDevice(db, deviceID)
+            let gate = try gate(db, deviceID: deviceID, now: now)
+            if case .closed(.notProvisioned) = gate { return .notProvisioned }
             if let seconds = try countRequest(db, route: "trigger", deviceID: deviceID, limit: limit, now: now) { return .rateLimited(retryAfter: seconds) }
-            switch try gate(db, deviceID: deviceID, now: now) {
+            switch gate {
             case .closed(let outcome): return outcome
             case .open(_, let tokens, _, _): return .accepted(tokens: tokens, pushDueAt: now)
             }

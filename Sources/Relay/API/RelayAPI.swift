@@ -19,7 +19,7 @@ import Store
 /// | 400 | malformed JSON, a missing or mistyped field, a bad Device ID or APNs token, a JWS that is not one |
 /// | 401 | the signed transaction does not verify: foreign root, missing OID, bad signature, certificate not valid at `signedDate`; a v1 trigger for a Device ID pinned to v2 (`authenticated-trigger-required`) |
 /// | 402 | the subscription expired (provision, status, and a trigger for an expired Device ID) |
-/// | 403 | revoked; evidence for another bundle, product, type or environment; a trigger for a Device ID with no active entitlement or no live token; status without a matching verified row; the legacy numeric id after 2026-10-31 |
+/// | 403 | revoked; provisioning one more Device ID than the subscription's cap (`too-many-devices`, `FanOutCaps`); evidence for another bundle, product, type or environment; a trigger for a Device ID with no active entitlement or no live token; status without a matching verified row; the legacy numeric id after 2026-10-31 |
 /// | 404 | unknown route |
 /// | 405 | a known route with another method (`Allow` names the right one) |
 /// | 409 | stale (older than the verified transaction already stored) or conflicting (the Device ID holds another active subscription) provisioning, or a legacy numeric id that matches no exact legacy registration — never success |
@@ -45,6 +45,8 @@ struct RelayAPI: Sendable {
     /// `RELAY_TRAILING_PUSH=on`: a trigger inside the debounce window makes a push due when the window ends
     /// (off: it is only observed, `WakeupDebounce`).
     var trailingPush = false
+    /// Device IDs per subscription and live tokens per Device ID (`FanOutCaps`).
+    var caps = FanOutCaps()
 
     enum Route: String {
         case provision = "/api/v1/provision", trigger = "/api/v1/trigger", status = "/api/v1/status", health = "/api/v1/health"
@@ -153,8 +155,10 @@ struct RelayAPI: Sendable {
             try writeNow { try $0.recordLapse(deviceID: deviceID, verified: verified, revokedAt: verified.revokedAt) }
             return Self.refusal(lapse)
         }
-        switch try writeNow({ try $0.provision(deviceID: deviceID, token: token, environment: environment, verified: verified, now: now) }) {
+        let caps = caps
+        switch try writeNow({ try $0.provision(deviceID: deviceID, token: token, environment: environment, verified: verified, caps: caps, now: now) }) {
         case .provisioned: return Self.provisioned
+        case .tooManyDevices: return Self.error(403, "too-many-devices")
         case .stale: return Self.error(409, "stale-transaction")
         case .conflicting: return Self.error(409, "conflicting-subscription")
         }

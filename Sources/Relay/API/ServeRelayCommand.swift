@@ -14,7 +14,7 @@ struct ServeRelayCommand: Command {
     let runsOnPostgreSQL = true
     let path = ["serve-relay"]
     let libraries: [LazyLibrary] = [.microhttpd]
-    var environmentKeys: [(name: String, help: String)] { StoreKitConfiguration.environmentKeys }
+    var environmentKeys: [(name: String, help: String)] { StoreKitConfiguration.environmentKeys + [FanOutCaps.devicesKey, FanOutCaps.tokensKey] }
     let summary = "serve the relay's HTTP API (provision, trigger, status, health) behind nginx; socket-activated or --listen"
     let options: [OptionSpec] = [
         .value("--listen", "HOST:PORT", "listen here instead of on the socket systemd passes (port 0 picks a free port)"),
@@ -34,12 +34,14 @@ struct ServeRelayCommand: Command {
         Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed and a request
         body must be complete 15 s after its headers. Environment: STOREKIT_BUNDLE_ID,
         STOREKIT_PRODUCT_IDS, STOREKIT_ENVIRONMENTS (default Production), STOREKIT_ROOT_CA_FILE (tests and
-        staging only), and the APNS_* and RELAY_TRAILING_PUSH settings send-wakeups uses.
+        staging only), RELAY_MAX_DEVICES_PER_SUBSCRIPTION and RELAY_MAX_TOKENS_PER_DEVICE (fan-out caps,
+        default 10 each), and the APNS_* and RELAY_TRAILING_PUSH settings send-wakeups uses.
         """
 
     func run(_ context: JobContext) throws {
         let storeKit = try StoreKitConfiguration(environment: context.environment)
         let trailingPush = try WakeupDebounce.trailingPush(context.env)
+        let caps = try FanOutCaps(context.env)
         var limits = HTTPServerLimits()
         if let threads = context.arguments.value("--threads") { limits.threads = try positive(threads, "--threads") }
         if let connections = context.arguments.value("--max-connections") { limits.maxConnections = try positive(connections, "--max-connections") }
@@ -77,6 +79,7 @@ struct ServeRelayCommand: Command {
         var configured = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: storePath), writer: writer, keyring: keyring,
                                   pushDue: { due in if push { kicker.request(dueAt: due) } })
         configured.trailingPush = trailingPush
+        configured.caps = caps
         let api = configured
         shim_install_termination_handlers()
         var stopSignals = sigset_t()

@@ -6,7 +6,9 @@ import Foundation
 /// does it: the `x5c` chain ends in the configured root byte for byte, the intermediate carries
 /// `1.2.840.113635.100.6.2.1` and the leaf `1.2.840.113635.100.6.11.1`, every certificate holds at the
 /// transaction's `signedDate`, the ES256 signature is the leaf's; then the payload's bundle, product, type,
-/// environment and reason are the expected ones. Whether it is still active (`Verified.lapse(now:)`: neither
+/// environment and reason are the expected ones. Never looser than Apple's strict checks: a header carrying `crit`
+/// is refused (RFC 7515 §4.1.11: no extension is understood here), and so is an intermediate without keyUsage
+/// keyCertSign or without an authority key identifier. Whether it is still active (`Verified.lapse(now:)`: neither
 /// revoked nor expired) is the caller's next check.
 ///
 /// Pure apart from OpenSSL: the caller passes the configuration.
@@ -59,6 +61,8 @@ enum SignedTransactionVerifier {
         guard let headerStrings = try? StrictJSONObject.strings(headerBytes), headerStrings["alg"] == "ES256",
               let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any],
               let x5c = header["x5c"] as? [String], x5c.count == 3 else { throw .malformed }
+        // A critical header extension this verifier cannot honour (and it honours none): not a valid signature.
+        guard header["crit"] == nil else { throw .unverified }
         let certificates = x5c.map { Data(base64Encoded: $0).map { Array($0) } }
         guard let leafDER = certificates[0], let intermediateDER = certificates[1], let rootDER = certificates[2] else { throw .malformed }
         guard (try? StrictJSONObject.strings(payloadBytes)) != nil,
@@ -74,6 +78,7 @@ enum SignedTransactionVerifier {
         guard let root = X509Chain.parse(configuration.rootDER) else { throw .unverified }
         defer { X509_free(root) }
         guard X509Chain.hasExtension(intermediate, oid: intermediateOID), X509Chain.hasExtension(leaf, oid: leafOID) else { throw .unverified }
+        guard X509Chain.mayIssueCertificates(intermediate), X509Chain.hasAuthorityKeyIdentifier(intermediate) else { throw .unverified }
         guard X509Chain.verify(leaf: leaf, intermediate: intermediate, root: root, at: signedAt / 1000) else { throw .unverified }
         let signingInput = Array(parts[0].utf8) + [UInt8(ascii: ".")] + Array(parts[1].utf8)
         guard X509Chain.verifyES256(signature, message: signingInput, certificate: leaf) else { throw .unverified }

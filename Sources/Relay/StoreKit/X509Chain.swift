@@ -32,6 +32,20 @@ enum X509Chain {
         return X509_get_ext_by_OBJ(certificate, object, -1) >= 0
     }
 
+    /// Whether the certificate has a keyUsage extension and it includes keyCertSign (a CA certificate without
+    /// keyUsage is refused, as strict X.509 checks do).
+    static func mayIssueCertificates(_ certificate: OpaquePointer) -> Bool {
+        let usage = X509_get_key_usage(certificate)
+        guard X509_get_extension_flags(certificate) & UInt32(EXFLAG_KUSAGE) != 0, X509_get_extension_flags(certificate) & UInt32(EXFLAG_INVALID) == 0 else { return false }
+        return usage & UInt32(KU_KEY_CERT_SIGN) != 0
+    }
+
+    /// Whether the certificate carries an authority key identifier with a key identifier.
+    static func hasAuthorityKeyIdentifier(_ certificate: OpaquePointer) -> Bool {
+        guard let identifier = X509_get0_authority_key_id(certificate) else { return false }
+        return ASN1_STRING_length(identifier) > 0
+    }
+
     /// Whether `leaf` chains through `intermediate` to `root` (the only trust anchor), every signature and
     /// validity period holding at `instant` (Unix seconds).
     static func verify(leaf: OpaquePointer, intermediate: OpaquePointer, root: OpaquePointer, at instant: Int64) -> Bool {
