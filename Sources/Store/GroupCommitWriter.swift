@@ -16,7 +16,9 @@ import Foundation
 /// effects inside the store (anything else belongs in the completion, which runs once, after the commit).
 ///
 /// A batch whose requests changed no row is rolled back instead of committed (there is nothing to make durable),
-/// so requests that write nothing cost no commit and are not counted as one.
+/// so requests that write nothing cost no commit and are not counted as one. Rows changed are counted with
+/// `sqlite3_total_changes64`, which counts INSERT, UPDATE and DELETE only: schema changes (DDL) would be rolled
+/// back, so they never go through this writer (migrations run on their own connection).
 ///
 /// Reads do not belong here: they run on connections of their own. SQLite only; PostgreSQL stores keep one
 /// transaction per request. See docs/group-commit.md.
