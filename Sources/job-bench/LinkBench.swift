@@ -89,8 +89,7 @@ enum LinkBench {
     }
 
     static func measure(dialers: Int, offers: Int, python: String, script: String) throws {
-        let folder = NSTemporaryDirectory() + "link-bench-\(getpid())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try RelayBenchSupport.scratch("link")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let alice = folder + "/alice.sqlite"
         let aliceID = try endpoint(alice)

@@ -25,6 +25,8 @@ enum MeshCrowdBench {
             }
         }
         let job = SweepGrantsBench.siblingExecutable("job")
+        let scratch = try RelayBenchSupport.scratch("mesh-crowd")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
         print("mesh-crowd: \(frames) frames per flood, one media-inbox pass each (debug or release as built)")
         print("flood".padding(toLength: 34, withPad: " ", startingAt: 0) + "   cpu s  ms/frame  peak MiB  rows left")
         let floods: [(String, ([UInt8], Int) throws -> [[UInt8]])] = [
@@ -39,8 +41,8 @@ enum MeshCrowdBench {
             ("handshake openers, spoofed ids", { me, n in try (0..<n).map { _ in try opener(to: me) } }),
             ("throwaway-identity announces", { _, n in try (0..<n).map { _ in try announce() } }),
         ]
-        for (name, build) in floods {
-            let folder = NSTemporaryDirectory() + "mesh-crowd-\(getpid())-\(UUID().uuidString)"
+        for (index, (name, build)) in floods.enumerated() {
+            let folder = scratch + "/flood-\(index)"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let store = folder + "/b.sqlite"

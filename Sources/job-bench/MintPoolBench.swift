@@ -95,9 +95,7 @@ enum MintPoolBench {
     }
 
     static func measure(size: Int, repeats: Int) throws -> Figures {
-        let folder = NSTemporaryDirectory() + "job-bench-mint-\(getpid())-\(size)"
-        try? FileManager.default.removeItem(atPath: folder)
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try RelayBenchSupport.scratch("mint-pool-\(size)")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let storePath = folder + "/store.sqlite"
         let database = try Database(path: storePath)

@@ -21,12 +21,12 @@ enum RelayBenchSupport {
             .appendingPathComponent("Tests/RelayTests/Peers").path
     }
 
-    /// A fresh scratch directory (removed by the caller with `remove`).
+    /// A fresh scratch directory for a bench's stores on a real disk (`DiskScratch`: never tmpfs or ramfs), whose
+    /// place and filesystem are printed once, so every figure says what it was measured on. Removed by the caller.
     static func scratch(_ label: String) throws -> String {
-        let path = NSTemporaryDirectory() + "job-bench-\(label)-\(getpid())"
-        try? FileManager.default.removeItem(atPath: path)
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        let scratch = try DiskScratch.make(label, base: nil)
+        print("\(label): stores in \(scratch.path) (\(scratch.filesystem))")
+        return scratch.path
     }
 
     /// Runs `executable arguments…` to completion; returns exit status, stdout, stderr and wall seconds.

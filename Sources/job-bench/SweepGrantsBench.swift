@@ -46,8 +46,7 @@ enum SweepGrantsBench {
             }
         }
 
-        let folder = NSTemporaryDirectory() + "sweep-grants-bench-\(getpid())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try RelayBenchSupport.scratch("sweep-grants")
         defer { if !keep { try? FileManager.default.removeItem(atPath: folder) } }
         let pristinePath = folder + "/pristine.sqlite"
         let storePath = folder + "/store.sqlite"
