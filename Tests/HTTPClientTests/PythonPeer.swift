@@ -123,7 +123,11 @@ final class PythonPeer: @unchecked Sendable {
     /// Bytes readable on `fd` within the wait: nil on timeout, [] at end of file.
     private static func readAvailable(_ fd: Int32, waitMilliseconds: Int32) -> [UInt8]? {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, waitMilliseconds) > 0 else { return nil }
+        // poll(2) is never restarted after a signal handler ran ("EINTR … regardless of SA_RESTART", signal(7)),
+        // and the SIGCHLD of another test's child process lands here too: an interrupted wait is waited again.
+        var ready: Int32
+        repeat { ready = poll(&poller, 1, waitMilliseconds) } while ready < 0 && errno == EINTR
+        guard ready > 0 else { return nil }
         var chunk = [UInt8](repeating: 0, count: 4096)
         let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4096) }
         return count > 0 ? Array(chunk[..<count]) : []
