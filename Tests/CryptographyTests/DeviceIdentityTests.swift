@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Cryptography
 
-@Suite struct DeviceIdentityTests {
+@Suite(.tags(.process), .timeLimit(.minutes(10))) struct DeviceIdentityTests {
     @Test func theDeviceIDOfSyncthingsOwnCertificateIsTheOneSyncthingPrinted() throws {
         let printed = String(decoding: try TriggerV2Fixtures.file("syncthing-p384", "device-id.txt"), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// `sweep-grants` over a real store: what it lapses and purges, batching, idempotence, dry run.
-@Suite struct SweepGrantsTests {
+@Suite(.timeLimit(.minutes(5))) struct SweepGrantsTests {
     let day = TestNode.dayMs
     let t0 = TestNode.day0
 

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import HTTPClient
 
-@Suite struct HTTP2Tests {
+@Suite(.tags(.process), .timeLimit(.minutes(10))) struct HTTP2Tests {
     @Test func aThousandMultiplexedRequestsShareOneTLSConnection() throws {
         let certificates = try TestCertificates.make()
         defer { certificates.remove() }

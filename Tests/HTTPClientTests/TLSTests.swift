@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import HTTPClient
 
-@Suite struct TLSTests {
+@Suite(.tags(.process), .timeLimit(.minutes(10))) struct TLSTests {
     @Test func anUntrustedCertificateFailsWithTLS() throws {
         let certificates = try TestCertificates.make()
         defer { certificates.remove() }

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MeshMedia
 
 /// `mesh show` prints the node's own identity; `mesh sends cancel|retry|withdraw-consent` control a send before
 /// it is handed to the radio.
-@Suite struct SendControlTests {
+@Suite(.tags(.process), .timeLimit(.minutes(10))) struct SendControlTests {
     /// a (current) and c (an older client that only takes signed legacy files), knowing each other.
     func pair() throws -> MeshLab {
         let lab = MeshLab()

@@ -3,10 +3,11 @@ import Foundation
 import Runner
 import Store
 import Testing
+import TestSupport
 @testable import Relay
 
 /// `job relay register|unregister|trigger|show` over a real store file.
-@Suite struct RegistrationTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct RegistrationTests {
     @Test(arguments: StoreKind.allCases) func oneDeviceHoldsSeveralTokensAndReRegisteringRefreshesTheTime(_ kind: StoreKind) throws {
         let h = try RelayHarness(kind)
         let device = Fixture.deviceID(1)

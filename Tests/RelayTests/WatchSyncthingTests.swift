@@ -8,7 +8,7 @@ import TestSupport
 /// `job watch-syncthing` against a real Syncthing (GUI on HTTPS, so every call goes through the pinned
 /// `https-cert.pem`) and the relay stand-in that records every trigger with its arrival time. Changes are made by
 /// writing files and asking Syncthing to rescan (the fixture's folders have no file-system watcher).
-@Suite(.serialized) struct WatchSyncthingTests {
+@Suite(.serialized, .tags(.process, .postgres, .syncthing), .timeLimit(.minutes(10))) struct WatchSyncthingTests {
     /// One Syncthing with three folders shared with a peer that never connects: `vault` and `quiet` are watched,
     /// `other` is not.
     final class Homeserver {
