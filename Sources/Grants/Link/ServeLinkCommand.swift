@@ -86,7 +86,7 @@ struct ServeLinkCommand: Command {
         context.logger.info("link-listening")
         let tally = LinkListener(context: context, deadlines: deadlines, slots: slots, maxConnections: maxConnections)
             .run(endpoint, idleExit: idleExit)
-        context.logger.info("link-stopped", ["connections": .int(tally.admitted), "refused": .int(tally.refused)])
+        context.logger.info("link-stopped", ["connections": .int(tally.admitted), "refused": .int(tally.refused), "evicted": .int(tally.evicted)])
     }
 
     /// The UDP socket systemd passed: fd 3 when `LISTEN_FDS=1` names this process, else stdin if it is a datagram
