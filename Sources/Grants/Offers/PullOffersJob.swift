@@ -130,7 +130,9 @@ struct PullOffersJob: Job {
                 switch failure {
                 case .unreachable, .wrongPeer, .handshake:
                     counts.add("unreachable")
-                    do { try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds) } catch { board.halt(error) }
+                    do { try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds, replaced: failure == .wrongPeer) } catch {
+                        board.halt(error)
+                    }
                 case .timeout:
                     // Connected, but too slow for the contact's deadline, the pass budget or a link deadline.
                     counts.add("skipped_for_time")
