@@ -92,12 +92,10 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     func makeRoom(for address: QUICAddress) -> QUICConnection? {
         let now = Date()
         lock.lock()
-        var best: (key: (Int, Date), activity: LinkActivity)?
-        for activity in live.values {
-            guard let key = activity.evictionKey(now) else { continue }
-            if best == nil || key < best!.key { best = (key, activity) }
-        }
-        guard let victim = best?.activity, victim.evict() else { lock.unlock(); return nil }
+        let candidates = live.values.compactMap { activity in activity.evictionKey(now).map { (key: $0, activity: activity) } }
+            .sorted { $0.key < $1.key }
+        // One whose serving ended meanwhile has given its slot back already: the next one goes instead.
+        guard let victim = candidates.first(where: { $0.activity.evict() })?.activity else { lock.unlock(); return nil }
         evicted += 1
         lock.unlock()
         slots.release(victim.source)

@@ -10,6 +10,8 @@ struct SweepGrantsJob: Job {
     let name = "sweep-grants"
     let summary = "lapse idle grants, purge tombstones and finished offers past retention, drop grants peers revoked"
     let schedule = Schedule.daily(hour: 4, minute: 10)
+    let environmentKeys = [(name: "JOB_NOTIFY_COMMAND",
+                            help: "shell command run when held offers are finished as undeliverable (JOB_NOTIFY_KIND=offer-undeliverable, JOB_NOTIFY_COUNT set)")]
 
     static let batchSize = 1000
 
