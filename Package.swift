@@ -64,7 +64,7 @@ let package = Package(
         // SIGTERM handlers installed by a constructor, before the Swift runtime starts (the `job` executable only).
         .target(name: "CJobStart", dependencies: ["CShims"]),
         .executableTarget(name: "job", dependencies: ["CJobStart", "JobCLI", "Runner", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia"]),
-        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "CShims", "Runner", "Store", "HTTPClient", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia", "Chaos", "HTTPServer"]),
+        .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "CShims", "CQUIC", "Runner", "Store", "HTTPClient", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia", "Chaos", "HTTPServer"]),
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
         .target(name: "TestSupport", dependencies: ["Runner"], path: "Tests/TestSupport"),

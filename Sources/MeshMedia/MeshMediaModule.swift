@@ -47,6 +47,6 @@ public enum MeshMediaModule {
                      "how long a send waits for a privateMedia peer's session proof before the no-proof rule applies (counted on a live link: the handshake must also have stalled for two outbox passes)"),
             .integer("mesh.announce-interval-seconds", default: 300, in: 30...86_400,
                      "how often media-outbox announces the node (nickname, keys, capabilities) when no announce went out meanwhile"),
-        ],
+        ] + MeshRetention.settings,
         upkeep: [MeshUpkeep.storeUpkeep])
 }

@@ -7,8 +7,12 @@ public protocol QUICServerDelegate: AnyObject, Sendable {
     /// A connection from the validated `address` wants a slot (the caps): asked when an Initial carrying our Retry's
     /// token arrives, or when a handshake started without one completes (which proves the address too). False drops
     /// the datagram, or closes the completed handshake. When the whole table is full, the endpoint ends its oldest
-    /// validated half-open handshake and asks again, once.
+    /// validated half-open handshake, or else the connection `makeRoom` names, and asks again, once.
     func admit(_ address: QUICAddress) -> QUICAdmission
+    /// The whole table is full and no half-open handshake holds a slot: the delegate may name one connection it was
+    /// handed (`accepted`) to end for the newcomer from `address`, having freed that connection's slot already. The
+    /// endpoint closes it at once; its worker hears `closed`. Nil: the newcomer is refused.
+    func makeRoom(for address: QUICAddress) -> QUICConnection?
     /// A connection from `address` was refused a slot for good (the caps, after any eviction).
     func refused(_ address: QUICAddress)
     /// A connection from `address` ended before it was handed over: `heldSlot` says whether `admit` had given it a
@@ -17,6 +21,11 @@ public protocol QUICServerDelegate: AnyObject, Sendable {
     func abandoned(_ address: QUICAddress, because error: QUICError?, heldSlot: Bool)
     /// A connection completed its handshake: serve it (on another thread), then `close` it and free its slot.
     func accepted(_ connection: QUICConnection)
+}
+
+extension QUICServerDelegate {
+    /// By default nothing served is ended to make room.
+    public func makeRoom(for address: QUICAddress) -> QUICConnection? { nil }
 }
 
 /// Timeouts a connection runs under inside the endpoint.
@@ -185,11 +194,13 @@ public final class QUICEndpoint: @unchecked Sendable {
 
     /// Dials the endpoint whose key is `expected` at `address` with protocol `alpn`; returns once the handshake
     /// completed and the exchange's stream is open. Throws `unreachable`, `timeout` (at `handshakeDeadline`),
-    /// `wrongPeer` when another key answers, `handshake` when TLS is refused, `stopped`.
-    public static func dial(_ address: QUICAddress, expected: [UInt8], alpn: String, identity: QUICIdentity, timeouts: QUICTimeouts,
-                            handshakeDeadline: Date, shouldStop: @escaping @Sendable () -> Bool) throws -> QUICConnection {
+    /// `wrongPeer` when another key answers, `handshake` when TLS is refused, `stopped`. `source`, when given, is
+    /// the local address to send from (tests dial from several loopback addresses).
+    public static func dial(_ address: QUICAddress, from source: QUICAddress? = nil, expected: [UInt8], alpn: String, identity: QUICIdentity,
+                            timeouts: QUICTimeouts, handshakeDeadline: Date, shouldStop: @escaping @Sendable () -> Bool) throws -> QUICConnection {
         let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw QUICError.io }
+        if let source, source.withSockaddr({ bind(fd, $0, $1) }) != 0 { Glibc.close(fd); throw QUICError.unreachable }
         // A connected socket: the kernel reports ICMP port-unreachable as ECONNREFUSED, so a dead address fails fast.
         guard address.withSockaddr({ Glibc.connect(fd, $0, $1) }) == 0 else { Glibc.close(fd); throw QUICError.unreachable }
         let endpoint = try QUICEndpoint(fd: fd, local: try boundAddress(fd), identity: identity, timeouts: timeouts, alpns: [alpn],
@@ -336,18 +347,31 @@ public final class QUICEndpoint: @unchecked Sendable {
     }
 
     /// A slot for a validated connection from `remote`. When the whole table is full, the oldest validated half-open
-    /// handshake is ended to make room (a handshake that completes holds its slot only until its hello is late), so
-    /// a crowd of slow handshakes cannot keep a prompt client out; over the per-address cap nothing is evicted.
+    /// handshake is ended to make room (a handshake that completes holds its slot only until its hello is late), or
+    /// else the served connection the delegate names (`makeRoom`), so a crowd of slow handshakes or idle connections
+    /// cannot keep a prompt client out; over the per-address cap nothing is evicted.
+    ///
+    /// Ended connections are only closed here and forgotten by the loop's next sweep (never freed while the loop may
+    /// still be walking its copy of the table).
     private func takeSlot(for remote: QUICAddress) -> Bool {
         guard let delegate else { return false }
         var answer = delegate.admit(remote)
-        if answer == .tableFull,
-           let oldest = entries.first(where: { $0.holdsSlot && !$0.handedOver && vq_established($0.conn) == 0 && vq_ended($0.conn) == 0 }) {
-            oldest.evicted = true
-            vq_close(oldest.conn, 0)
-            retire(oldest)
-            entries.removeAll { $0 === oldest }
-            answer = delegate.admit(remote)
+        if answer == .tableFull {
+            var out = [UInt8](repeating: 0, count: 1500)
+            if let oldest = entries.first(where: { $0.holdsSlot && !$0.handedOver && vq_established($0.conn) == 0 && vq_ended($0.conn) == 0 }) {
+                oldest.evicted = true
+                oldest.holdsSlot = false
+                vq_close(oldest.conn, 0)
+                flush(oldest, out: &out)
+                delegate.abandoned(oldest.remote, because: nil, heldSlot: true)
+                answer = delegate.admit(remote)
+            } else if let victim = delegate.makeRoom(for: remote) {
+                if let served = entries.first(where: { $0.handle === victim }), vq_ended(served.conn) == 0 {
+                    vq_close(served.conn, 0)
+                    flush(served, out: &out)
+                }
+                answer = delegate.admit(remote)
+            }
         }
         if answer != .admitted { delegate.refused(remote) }
         return answer == .admitted
@@ -412,11 +436,10 @@ public final class QUICEndpoint: @unchecked Sendable {
             // The completed handshake proves the address: only now does it ask for a slot.
             entry.validated = true
             unvalidated -= 1
-            if delegate?.admit(entry.remote) == .admitted {
+            if takeSlot(for: entry.remote) {
                 entry.holdsSlot = true
-            } else {
-                delegate?.refused(entry.remote)
-                if vq_ended(conn) == 0 { vq_close(conn, 0) }
+            } else if vq_ended(conn) == 0 {
+                vq_close(conn, 0)
             }
         }
         if vq_established(conn) != 0 && !entry.handedOver && (!isServer || entry.holdsSlot) {

@@ -15,6 +15,7 @@ let scenarios: [String: @Sendable (ArraySlice<String>) throws -> Void] = [
     "contention": ContentionBench.run,
     "sweep-grants": SweepGrantsBench.run,
     "link": LinkBench.run,
+    "link-flood": LinkFloodBench.run,
     "relay-api": RelayAPIBench.run,
     "watch": WatchBench.run,
 ]

@@ -42,4 +42,31 @@ import TestSupport
         #expect(again.exitCode == 69)
         #expect(again.stderr.contains("no longer reachable") && again.stderr.contains("pair again"))
     }
+
+    @Test func aReinstalledPeerANewKeyAtTheSameAddressIsShownAsNoLongerRecognizedPairAgain() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode(), reinstalled = LinkTestNode()
+        try bob.startServer()
+        try pair(issuer: bob, holder: alice, label: "bob")
+        #expect(try alice.json(["offers", "send", "--to", "bob", "--ticket-file", ticketFile(alice, "t1"), "--files", "1", "--bytes", "1"])["state"] as? String == "delivered")
+        // Bob's device is reinstalled: a new key answers at his address.
+        let port = bob.port
+        _ = try bob.stopServer()
+        try reinstalled.startServer(port: port)
+        defer { _ = try? reinstalled.stopServer() }
+        let sent = try alice.json(["offers", "send", "--to", "bob", "--ticket-file", ticketFile(alice, "t2"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "held")
+        // Before, the list said the held offer would be delivered when he next checks.
+        #expect(try reachability(alice)["bob"] == "not-recognized")
+        let listed = try alice.ok(["contacts", "list"])
+        #expect(listed.contains("bob  \(bob.endpoint.fingerprint)  this device is no longer recognized — pair again"), "\(listed)")
+        let contacts = try #require(try JSONSerialization.jsonObject(with: Data(try alice.ok(["--json", "contacts", "list"]).utf8)) as? [[String: Any]])
+        #expect(contacts.first?["can_reach"] as? Bool == false)
+
+        // The old device back at the address: one successful connection clears it.
+        _ = try reinstalled.stopServer()
+        try bob.startServer(port: port)
+        defer { _ = try? bob.stopServer() }
+        #expect(try alice.json(["offers", "send", "--to", "bob", "--ticket-file", ticketFile(alice, "t3"), "--files", "1", "--bytes", "1"])["state"] as? String == "delivered")
+        #expect(try reachability(alice)["bob"] != "not-recognized")
+    }
 }

@@ -6,7 +6,7 @@ import TestSupport
 
 /// What the sender's `offers list` says about its outgoing offers is true: an offer being sent is recorded before
 /// the dial (a killed `offers send` leaves one the sender can list and cancel), and after the receiver revoked us a
-/// held offer says it cannot be delivered and to pair again.
+/// held offer says it cannot be delivered and to pair again, until the sweep finishes it as undeliverable.
 @Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct OutgoingOfferTruthTests {
     func outgoing(_ node: LinkTestNode) throws -> [[String: Any]] {
         try #require(try node.json(["offers", "list"])["outgoing"] as? [[String: Any]])
@@ -60,5 +60,32 @@ import TestSupport
         let offers = try outgoing(alice)
         #expect(offers.count == 1, "the offer the revoked grant never carried is not listed: \(offers)")
         #expect(offers.first?["state"] as? String == "held" && offers.first?["deliverable"] as? Bool == false, "\(offers)")
+    }
+
+    @Test func theSweepFinishesAHeldOfferToAContactThatRevokedUsAsUndeliverableStopsItsShareAndNotifies() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try bob.startServer()
+        try pair(issuer: bob, holder: alice, label: "bob")
+        let port = bob.port
+        _ = try bob.stopServer()
+        #expect(try alice.json(["offers", "send", "--to", "bob", "--ticket-file", ticketFile(alice, "t-held"), "--files", "1", "--bytes", "1"])["state"] as? String == "held")
+        // Bob revokes Alice, and her next send learns it.
+        try bob.startServer(port: port)
+        _ = try bob.ok(["grants", "revoke", alice.endpoint.fingerprint])
+        #expect(try alice.run(["offers", "send", "--to", "bob", "--ticket-file", ticketFile(alice, "t-refused"), "--files", "1", "--bytes", "1"]).exitCode == 69)
+        _ = try bob.stopServer()
+
+        // Before, the sweep left it held for good, its ticket kept for a device that removed Alice.
+        let sweep = try alice.json(["sweep-grants"])
+        #expect((sweep["counts"] as? [String: Int])?["undeliverable_offers"] == 1, "\(sweep)")
+        let offers = try outgoing(alice)
+        #expect(offers.count == 1 && offers.first?["state"] as? String == "undeliverable" && offers.first?["deliverable"] as? Bool == false, "\(offers)")
+        let text = try alice.ok(["offers", "list"])
+        #expect(text.contains("undeliverable — the pairing ended before it was collected; its share was stopped"), "\(text)")
+        #expect(try alice.scalar("SELECT count(*) FROM held_offers WHERE ticket_sealed IS NOT NULL OR share_stopped_at IS NULL") == 0)
+        #expect(notifications(alice) == ["offer-undeliverable 1"])
+        // Finished once: a later sweep finds nothing more, and nothing is notified again.
+        #expect((try alice.json(["sweep-grants"])["counts"] as? [String: Int])?["undeliverable_offers"] == 0)
+        #expect(notifications(alice) == ["offer-undeliverable 1"])
     }
 }

@@ -1,3 +1,4 @@
+import Cryptography
 import Foundation
 import Glibc
 @testable import Grants
@@ -182,6 +183,78 @@ import TestSupport
         #expect(sent["state"] as? String == "delivered", "\(sent)")
         let log = try alice.stopServer()
         #expect(log.contains("event=link-stopped connections=1 refused=0"), "\(log.suffix(400))")
+    }
+
+    /// A real link connection to Alice dialled from the loopback address `source`, its hello sent: it has sent its
+    /// first message and holds a slot. `grant` proves it too, as an idle contact's connection would be.
+    func idleConnection(from source: String, to alice: LinkTestNode, identity: NodeIdentity, grant: HeldGrant? = nil) throws -> LinkConnection {
+        let address = try #require(QUICAddress.resolve(host: "127.0.0.1", port: alice.port).first)
+        let local = try #require(QUICAddress.resolve(host: source, port: 0).first)
+        let stream = try QUICEndpoint.dial(address, from: local, expected: alice.endpoint.bytes, alpn: LinkProtocolName.offer.rawValue,
+                                           identity: try LinkIdentity.quic(identity), timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 120),
+                                           handshakeDeadline: Date().addingTimeInterval(5), shouldStop: { false })
+        let connection = LinkConnection(stream: stream, remote: alice.endpoint, protocolName: .offer, dialled: true,
+                                        deadline: Date().addingTimeInterval(120), messageSeconds: 60)
+        try connection.send(LinkWire.hello)
+        if let grant { #expect(try ProofExchange.prove(connection, grant: grant, identity: identity) == .accepted) }
+        return connection
+    }
+
+    @Test func idleConnectionsFromSeveralAddressesHoldingEverySlotDoNotLockAGenuineOfferOut() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        // Every message may take a minute and the connection two: idle connections would keep their slots that long.
+        try alice.set(["link.max-connections": "8", "link.max-connections-per-address": "2", "link.message-timeout-seconds": "60",
+                       "link.connection-timeout-seconds": "120", "link.validate-addresses-above": "0"])
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        let database = try bob.database()
+        let contactID: Int64 = try #require(try database.scalar("SELECT id FROM contacts"))
+        let grant = try #require(try HeldGrants(database: database, vault: try bob.vault()).usable(contactID: contactID))
+        // Four addresses hold all 8 slots: from two, connections that sent their hello and then nothing (never proving
+        // a grant); from the other two, connections that proved Bob's grant and then went idle.
+        let stranger = NodeIdentity(privateKey: try Ed25519PrivateKey.generate())
+        let unproven = try [2, 2, 3, 3].map { try idleConnection(from: "127.0.0.\($0)", to: alice, identity: stranger) }
+        let proven = try [4, 4, 5, 5].map { try idleConnection(from: "127.0.0.\($0)", to: alice, identity: try bob.identity(), grant: grant) }
+        defer { (unproven + proven).forEach { $0.abort() } }
+        Thread.sleep(forTimeInterval: 1.5)
+
+        // Before, Bob was dropped at the total cap and both offers were held.
+        for ticket in ["ticket-idle-1", "ticket-idle-2"] {
+            let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, ticket), "--files", "1", "--bytes", "1"])
+            #expect(sent["state"] as? String == "delivered", "\(sent)")
+            Thread.sleep(forTimeInterval: 1)
+        }
+        // The first offer took an unproven connection's slot; once Bob's connection ended its slot was free again.
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(unproven.filter(\.isEnded).count == 1, "one unproven connection evicted")
+        #expect(proven.allSatisfy { !$0.isEnded }, "proven idle connections are evicted only after the unproven ones")
+        let log = try alice.stopServer()
+        #expect(log.contains("refused=0 evicted=1"), "\(log.suffix(600))")
+        #expect(!log.contains("category=truncated"), "an eviction is not logged as a failure: \(log.suffix(600))")
+    }
+
+    @Test func whenOnlyProvenIdleConnectionsHoldEverySlotTheLongestIdleMakesRoom() throws {
+        let alice = LinkTestNode(), bob = LinkTestNode()
+        try alice.set(["link.max-connections": "4", "link.max-connections-per-address": "2", "link.message-timeout-seconds": "60",
+                       "link.connection-timeout-seconds": "120", "link.validate-addresses-above": "0"])
+        try alice.startServer()
+        defer { _ = try? alice.stopServer() }
+        try pair(issuer: alice, holder: bob, label: "alice")
+        let database = try bob.database()
+        let contactID: Int64 = try #require(try database.scalar("SELECT id FROM contacts"))
+        let grant = try #require(try HeldGrants(database: database, vault: try bob.vault()).usable(contactID: contactID))
+        var proven: [LinkConnection] = []
+        for source in [2, 2, 3, 3] {
+            proven.append(try idleConnection(from: "127.0.0.\(source)", to: alice, identity: try bob.identity(), grant: grant))
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        defer { proven.forEach { $0.abort() } }
+        Thread.sleep(forTimeInterval: 1.2)
+        let sent = try bob.json(["offers", "send", "--to", "alice", "--ticket-file", ticketFile(bob, "ticket-proven-idle"), "--files", "1", "--bytes", "1"])
+        #expect(sent["state"] as? String == "delivered", "\(sent)")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(proven.map(\.isEnded) == [true, false, false, false], "the longest idle went")
     }
 
     @Test func aCompletedHandshakeThatSendsNoFirstMessageLosesItsSlotAtTheHandshakeDeadline() throws {

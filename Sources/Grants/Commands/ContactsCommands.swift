@@ -17,7 +17,7 @@ struct ContactsListCommand: Command {
                 ["endpoint_id": .string(contact.endpoint.hex), "fingerprint": .string(contact.endpoint.fingerprint),
                  "label": .string(contact.label), "claimed_name": .optional(contact.remoteName),
                  "claimed_name_changed": .bool(contact.remoteNameChanged), "address": .optional(contact.address),
-                 "status": .string(contact.status), "can_reach": .bool(reach != .pairAgain), "reachability": .string(reach.rawValue),
+                 "status": .string(contact.status), "can_reach": .bool(reach != .pairAgain && reach != .notRecognized), "reachability": .string(reach.rawValue),
                  "created_at": TimeText.json(contact.createdAt)]
             }))
             return

@@ -27,6 +27,8 @@ public final class LinkConnection {
     public var deadline: Date
     /// Seconds one message may take to arrive or leave.
     public let messageSeconds: TimeInterval
+    /// Served connections: when its last whole frame came or went, and whether it proved a grant (for making room).
+    var activity: LinkActivity?
 
     init(stream: QUICConnection, remote: EndpointID, protocolName: LinkProtocolName, dialled: Bool, deadline: Date, messageSeconds: TimeInterval) {
         self.stream = stream
@@ -76,13 +78,14 @@ public final class LinkConnection {
 
     /// The server side of a connection whose handshake completed at the endpoint, accepted at `start`: reads the
     /// dialler's hello. Nil protocol or key (cannot happen after a completed handshake) is a handshake failure.
-    static func accept(_ stream: QUICConnection, deadlines: LinkDeadlines, start: Date) throws -> LinkConnection {
+    static func accept(_ stream: QUICConnection, deadlines: LinkDeadlines, start: Date, activity: LinkActivity? = nil) throws -> LinkConnection {
         guard let remote = try? EndpointID(bytes: stream.remoteKey), let protocolName = LinkProtocolName(rawValue: stream.protocolName) else {
             stream.abort()
             throw LinkFailure.handshake
         }
         let connection = LinkConnection(stream: stream, remote: remote, protocolName: protocolName, dialled: false,
                                         deadline: start.addingTimeInterval(deadlines.connectionSeconds), messageSeconds: deadlines.messageSeconds)
+        connection.activity = activity
         // The hello ends the handshake: a connection that has not sent it by the handshake deadline (counted from its
         // first packet) is cut and keeps no slot. A missing or wrong hello is cut at once (abort), not closed
         // politely: that would wait for the peer.
@@ -109,6 +112,7 @@ public final class LinkConnection {
         var frame = withUnsafeBytes(of: &length) { Array($0) }
         frame += body
         try sendBytes(frame)
+        activity?.touch()
     }
 
     /// Sends arbitrary bytes as they are (tests: truncated frames, lying lengths, dribbled bytes).
@@ -130,7 +134,9 @@ public final class LinkConnection {
         let header = try readExactly(4, until: until)
         let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
         guard length <= LinkConnection.maxFrame else { throw LinkFailure.oversize }
-        return try readExactly(length, until: until)
+        let body = try readExactly(length, until: until)
+        activity?.touch()
+        return body
     }
 
     /// Whether the connection has ended (the peer closed it, or a deadline or the idle timeout passed).

@@ -34,7 +34,7 @@ struct LinkDialer {
         switch failure {
         case .timeout: return "the contact did not answer at its last known address within \(timeout) s"
         case .unreachable: return "nothing answers at the contact's last known address"
-        case .wrongPeer: return "another device now answers at the contact's last known address"
+        case .wrongPeer: return "another device now answers at the contact's last known address (reinstalled? this device is no longer recognized there — pair again)"
         case .handshake: return "the device at the contact's address refused the secure link"
         default: return "the link to the contact broke off"
         }

@@ -11,7 +11,9 @@ import Runner
 /// token, or its handshake completed) and given back when the connection ends: a handshake started without a token
 /// holds no slot, so a forged source address cannot fill that address's slots; validated half-open handshakes count
 /// against the caps and end at the handshake deadline, holding no thread and no store. Datagrams over the caps, and
-/// garbage, are dropped before any state is made.
+/// garbage, are dropped before any state is made. When the whole table is full, a validated newcomer takes the slot of
+/// the oldest half-open handshake, or else of the longest-idle served connection that has not proven a grant, or else
+/// of a proven one idle between messages (`LinkActivity`).
 final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     // @unchecked: the counters below are read and written only while `lock` is held; the rest is immutable and Sendable.
     /// The serve-link context, for the serving threads to open their own (a `JobContext` stays on its thread).
@@ -23,6 +25,9 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     private var admitted = 0
     private var serving = 0
     private var refused = 0
+    private var evicted = 0
+    /// The connections being served, for making room.
+    private var live: [ObjectIdentifier: LinkActivity] = [:]
     private var refusedSinceLog = 0
     private var lastRefusalLog = Date.distantPast
     /// Failed or timed-out handshakes not yet logged, and when each category was last logged.
@@ -33,6 +38,8 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     struct Tally {
         var admitted = 0
         var refused = 0
+        /// Served connections ended to make room for a newcomer.
+        var evicted = 0
     }
 
     init(context: JobContext, deadlines: LinkDeadlines, slots: LinkSlots, maxConnections: Int?) {
@@ -59,7 +66,7 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
         lock.lock()
         let unlogged = handshakeFailuresSinceLog.filter { $0.value > 0 }
         handshakeFailuresSinceLog = [:]
-        let tally = Tally(admitted: admitted, refused: refused)
+        let tally = Tally(admitted: admitted, refused: refused, evicted: evicted)
         lock.unlock()
         for (failure, count) in unlogged.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { logHandshakeFailures(failure, count: count) }
         return tally
@@ -77,6 +84,22 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
         let full = maxConnections.map { admitted >= $0 } ?? false
         lock.unlock()
         return full ? .addressFull : slots.take(LinkSource(address.storage))
+    }
+
+    /// The served connection to end for a validated newcomer when the table is full: one that has not proven a grant
+    /// (it sent its hello at most), longest idle first, else a proven one idle between messages for at least
+    /// `LinkActivity.provenIdleSeconds`. Its slot is freed here; its thread then hears the connection closed.
+    func makeRoom(for address: QUICAddress) -> QUICConnection? {
+        let now = Date()
+        lock.lock()
+        let candidates = live.values.compactMap { activity in activity.evictionKey(now).map { (key: $0, activity: activity) } }
+            .sorted { $0.key < $1.key }
+        // One whose serving ended meanwhile has given its slot back already: the next one goes instead.
+        guard let victim = candidates.first(where: { $0.activity.evict() })?.activity else { lock.unlock(); return nil }
+        evicted += 1
+        lock.unlock()
+        slots.release(victim.source)
+        return victim.connection
     }
 
     func refused(_ address: QUICAddress) {
@@ -113,24 +136,27 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     }
 
     func accepted(_ connection: QUICConnection) {
-        lock.lock(); admitted += 1; serving += 1; lock.unlock()
-        let (context, deadlines, slots) = (context, deadlines, slots)
         let start = Date()
+        let activity = LinkActivity(connection: connection, source: LinkSource(connection.remoteAddress.storage), since: start)
+        lock.lock(); admitted += 1; serving += 1; live[ObjectIdentifier(activity)] = activity; lock.unlock()
+        let (context, deadlines, slots) = (context, deadlines, slots)
         Thread { [self] in
             defer {
-                slots.release(LinkSource(connection.remoteAddress.storage))
+                lock.lock(); live[ObjectIdentifier(activity)] = nil; lock.unlock()
+                if activity.release() { slots.release(activity.source) }
                 lock.lock(); serving -= 1; lock.unlock()
             }
-            LinkListener.serve(connection, start: start, context: context, deadlines: deadlines)
+            LinkListener.serve(connection, activity: activity, start: start, context: context, deadlines: deadlines)
         }.start()
     }
 
     /// One connection, on its own thread: the hello, then the exchange over a store connection of its own.
-    static func serve(_ stream: QUICConnection, start: Date, context: JobContext.Reopening, deadlines: LinkDeadlines) {
+    /// A connection evicted for a newcomer ends without a log line (the count is in `link-stopped`).
+    static func serve(_ stream: QUICConnection, activity: LinkActivity? = nil, start: Date, context: JobContext.Reopening, deadlines: LinkDeadlines) {
         let connection: LinkConnection
-        do { connection = try LinkConnection.accept(stream, deadlines: deadlines, start: start) } catch {
+        do { connection = try LinkConnection.accept(stream, deadlines: deadlines, start: start, activity: activity) } catch {
             stream.abort()
-            LinkServer.log(error, stage: "handshake", logger: context.logger)
+            if activity?.evicted != true { LinkServer.log(error, stage: "handshake", logger: context.logger) }
             return
         }
         let own: JobContext

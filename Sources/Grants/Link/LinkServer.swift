@@ -30,7 +30,7 @@ struct LinkServer {
             connection.close()
         } catch {
             connection.abort()
-            LinkServer.log(error, stage: "exchange", logger: context.logger)
+            if connection.activity?.evicted != true { LinkServer.log(error, stage: "exchange", logger: context.logger) }
         }
     }
 
@@ -55,6 +55,7 @@ struct LinkServer {
             return false
         }
         context.logger.info("proof-accepted", ["protocol": .literal(connection.protocolName.logWord), "answer": .of(answer)])
+        connection.activity?.markProven()
         return true
     }
 

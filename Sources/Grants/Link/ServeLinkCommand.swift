@@ -31,7 +31,8 @@ struct ServeLinkCommand: Command {
         serve-link serves the UDP socket systemd passed (jobs/serve-link.socket, ListenDatagram=, Accept=no) and exits after
         link.idle-exit-seconds with no connection open. Connections are answered at once, up to link.max-connections in all
         and link.max-connections-per-address from one IPv4 address or IPv6 /64; packets starting more are dropped (when
-        the whole table is full, the oldest half-open handshake is first ended to make room). A
+        the whole table is full, a proven newcomer first ends the oldest half-open handshake, else the longest-idle
+        connection that has not proven a grant, else one idle a second between messages). A
         handshake whose address is not yet proven (by a QUIC Retry or a completed handshake) holds no slot; once
         link.validate-addresses-above of those are half-open, a new client is first sent a Retry, so a spoofed
         source address cannot hold a slot. Every
@@ -86,7 +87,7 @@ struct ServeLinkCommand: Command {
         context.logger.info("link-listening")
         let tally = LinkListener(context: context, deadlines: deadlines, slots: slots, maxConnections: maxConnections)
             .run(endpoint, idleExit: idleExit)
-        context.logger.info("link-stopped", ["connections": .int(tally.admitted), "refused": .int(tally.refused)])
+        context.logger.info("link-stopped", ["connections": .int(tally.admitted), "refused": .int(tally.refused), "evicted": .int(tally.evicted)])
     }
 
     /// The UDP socket systemd passed: fd 3 when `LISTEN_FDS=1` names this process, else stdin if it is a datagram

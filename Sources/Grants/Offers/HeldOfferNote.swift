@@ -9,4 +9,7 @@ enum HeldOfferNote {
         default: return "not deliverable: the contact is gone"
         }
     }
+
+    /// What `offers list` says of an offer `sweep-grants` finished because its pairing ended before it was collected.
+    static let finished = "the pairing ended before it was collected; its share was stopped — send it again after pairing again"
 }

@@ -23,7 +23,7 @@ struct OffersListCommand: Command {
                 "outgoing": .array(outgoing.map { offer in
                     let contact = contacts.first { $0.id == offer.contactID }
                     return ["offer_id": .string(offer.offerID), "to": .optional(contact?.endpoint.hex), "to_label": .optional(contact?.label),
-                            "state": .string(offer.state), "deliverable": .bool(offer.state != "held" || contact?.status == "active"),
+                            "state": .string(offer.state), "deliverable": .bool(offer.state == "held" ? contact?.status == "active" : offer.state != "undeliverable"),
                             "files": .int(offer.fileCount), "bytes": .int(offer.totalBytes),
                             "created_at": TimeText.json(offer.createdAt), "updated_at": TimeText.json(offer.updatedAt)]
                 }),
@@ -39,7 +39,8 @@ struct OffersListCommand: Command {
         for offer in outgoing {
             let to = contacts.first { $0.id == offer.contactID }?.label ?? "?"
             let status = contacts.first { $0.id == offer.contactID }?.status
-            let state = offer.state == "held" ? "held — " + HeldOfferNote.text(contactStatus: status) : offer.state
+            let state = offer.state == "held" ? "held — " + HeldOfferNote.text(contactStatus: status)
+                : offer.state == "undeliverable" ? "undeliverable — " + HeldOfferNote.finished : offer.state
             context.print("  \(offer.offerID)  to \(to)  \(state)")
         }
     }

@@ -50,7 +50,7 @@ struct OffersSendCommand: Command {
         try outgoing.record(offer, contactID: contact.id, state: .held, now: context.nowMilliseconds)
         let connection: LinkConnection
         do { connection = try dialer.dial(contact, .offer) } catch let failure as LinkFailure {
-            try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds)
+            try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds, replaced: failure == .wrongPeer)
             context.logger.info("offer-held", ["reason": .of(failure)])
             report(context, offerID: offerID, state: "held",
                    "\(LinkDialer.explain(failure, timeout: timeout)); the offer is held here and will be delivered when they next check (if their address changed, accept a fresh grant with the new --addr)")

@@ -125,15 +125,14 @@ struct PullOffersJob: Job {
             do {
                 let now = context.nowMilliseconds
                 try node.database.write { db in _ = try db.execute("UPDATE contacts SET last_pull_at = ? WHERE id = ?", [now, contact.id]) }
-                let (collected, duplicates) = try pull(contact, grant: grant, node: node, incoming: incoming, dialer: dialer, context: context,
-                                                       until: until, counts: &counts)
-                counts.add("collected", collected)
-                counts.add("duplicates", duplicates)
+                try pull(contact, grant: grant, node: node, incoming: incoming, dialer: dialer, context: context, until: until, counts: &counts)
             } catch let failure as LinkFailure {
                 switch failure {
                 case .unreachable, .wrongPeer, .handshake:
                     counts.add("unreachable")
-                    do { try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds) } catch { board.halt(error) }
+                    do { try node.contacts.recordUnreachable(contactID: contact.id, now: context.nowMilliseconds, replaced: failure == .wrongPeer) } catch {
+                        board.halt(error)
+                    }
                 case .timeout:
                     // Connected, but too slow for the contact's deadline, the pass budget or a link deadline.
                     counts.add("skipped_for_time")
@@ -149,22 +148,22 @@ struct PullOffersJob: Job {
         }
     }
 
-    /// One pull from one contact; returns offers newly stored and offers already known.
+    /// One pull from one contact, counting into `counts` as each frame's offers are committed: offers newly stored
+    /// (`collected`), already known (`duplicates`) and refused. A pull cut part-way (for time, or broken) has still
+    /// counted, and so notifies, every offer it stored.
     private static func pull(_ contact: Contact, grant: HeldGrant, node: Node, incoming: IncomingOffers, dialer: LinkDialer,
-                             context: JobContext, until: Date, counts: inout Counts) throws -> (Int, Int) {
+                             context: JobContext, until: Date, counts: inout Counts) throws {
         let connection = try dialer.dial(contact, .pull, until: until)
         defer { connection.close() }
         let answer = try ProofExchange.prove(connection, grant: grant, identity: node.identity)
         guard answer == .accepted else {
             try dialer.forget(grant, answer: answer, contact: contact)
             counts.add(answer == .revoked ? "revoked" : "lapsed")
-            return (0, 0)
+            return
         }
         if let address = contact.address { try node.contacts.recordAddress(address, contactID: contact.id, now: context.nowMilliseconds) }
         let decisions = try incoming.unreportedDecisions(from: contact.endpoint)
         try connection.send(try ContactAddress.advertising(["type": "pull", "decisions": LinkWire.decisions(decisions)], settings: context.settings))
-        var collected = 0
-        var duplicates = 0
         var refused = 0
         var seen = 0
         var first = true
@@ -188,6 +187,7 @@ struct PullOffersJob: Job {
             // named in the acknowledgement, so the sender keeps holding them.
             var taken: [String] = []
             var refusedIDs: [String] = []
+            var (collected, duplicates) = (0, 0)
             try node.database.write { _ in
                 for offer in offers {
                     switch try incoming.receive(offer, from: contact.endpoint, limits: limits, now: context.nowMilliseconds) {
@@ -199,13 +199,15 @@ struct PullOffersJob: Job {
                         duplicates += 1
                         taken.append(offer.offerID)
                     case .refused:
-                        refused += 1
                         refusedIDs.append(offer.offerID)
                     }
                 }
             }
+            // Counted once committed: a write that failed stored nothing.
+            counts.add("collected", collected)
+            counts.add("duplicates", duplicates)
+            refused += refusedIDs.count
             try connection.send(LinkWire.ack(taken: taken, refused: refusedIDs))
         }
-        return (collected, duplicates)
     }
 }

@@ -163,5 +163,36 @@ enum GrantsMigrations {
         Migration("grants-004-contact-unreachable", sql: """
             ALTER TABLE contacts ADD COLUMN last_unreachable_at INTEGER;
             """),
+        // An outgoing offer that can no longer be delivered (the receiver revoked us, or the pairing lapsed, before it
+        // was collected): `undeliverable`, finished by `sweep-grants` with its ticket deleted and its share stopped.
+        // SQLite cannot widen a CHECK in place, so the table is rebuilt (no other table references it).
+        Migration("grants-005-held-offer-undeliverable", sql: """
+            CREATE TABLE held_offers_new (
+                id INTEGER PRIMARY KEY,
+                offer_id TEXT NOT NULL UNIQUE,
+                contact_id INTEGER NOT NULL REFERENCES contacts (id) ON DELETE CASCADE,
+                ticket_sealed BLOB,
+                sender_name TEXT,
+                file_count INTEGER NOT NULL CHECK (file_count >= 0),
+                total_bytes INTEGER NOT NULL CHECK (total_bytes >= 0),
+                share_access TEXT NOT NULL CHECK (share_access = 'approval-required'),
+                state TEXT NOT NULL CHECK (state IN ('held', 'delivered', 'accepted', 'declined', 'cancelled', 'undeliverable')),
+                share_stopped_at INTEGER,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                CHECK (state NOT IN ('declined', 'cancelled', 'undeliverable') OR (ticket_sealed IS NULL AND share_stopped_at IS NOT NULL))
+            ) STRICT;
+            INSERT INTO held_offers_new SELECT id, offer_id, contact_id, ticket_sealed, sender_name, file_count, total_bytes, share_access,
+                state, share_stopped_at, created_at, updated_at FROM held_offers;
+            DROP TABLE held_offers;
+            ALTER TABLE held_offers_new RENAME TO held_offers;
+            CREATE INDEX held_offers_by_contact ON held_offers (contact_id, state);
+            CREATE INDEX held_offers_finished ON held_offers (updated_at) WHERE state IN ('delivered', 'accepted', 'declined', 'cancelled', 'undeliverable');
+            """),
+        // When another key last answered at a contact's address (a reinstalled device: `ContactReachability`'s
+        // "no longer recognized").
+        Migration("grants-006-contact-replaced", sql: """
+            ALTER TABLE contacts ADD COLUMN replaced_at INTEGER;
+            """),
     ]
 }

@@ -9,10 +9,14 @@ public enum ContactReachability: String, Sendable {
     case untried
     /// Its grant was revoked or lapsed on its side (or none is held): it can no longer be reached; pair again.
     case pairAgain = "pair-again"
+    /// The last dial found another key at its address and no connection has succeeded since: the device there (a
+    /// reinstall, or another device) does not know this node; pair again (docs/protocols/grants-and-link.md §5.1).
+    case notRecognized = "not-recognized"
 
     /// The state of `contact`, given whether a usable grant from it is held and how many offers wait for it.
     public static func of(_ contact: Contact, holdsUsableGrant: Bool, heldOffers: Int) -> ContactReachability {
         if contact.status != "active" || !holdsUsableGrant { return .pairAgain }
+        if let replaced = contact.replacedAt, replaced > (contact.lastTransferAt ?? .min) { return .notRecognized }
         if heldOffers > 0 { return .deliverLater }
         switch (contact.lastTransferAt, contact.lastUnreachableAt) {
         case (nil, nil): return .untried
@@ -29,6 +33,7 @@ public enum ContactReachability: String, Sendable {
         case .deliverLater: return "offers will be delivered when they next check"
         case .untried: return "not contacted yet"
         case .pairAgain: return "no longer reachable — pair again"
+        case .notRecognized: return "this device is no longer recognized — pair again"
         }
     }
 }

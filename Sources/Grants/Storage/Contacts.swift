@@ -17,6 +17,8 @@ public struct Contact: Sendable {
     /// The last successful connection to it, and the last failed dial (Unix ms).
     public let lastTransferAt: Int64?
     public let lastUnreachableAt: Int64?
+    /// When a dial last found another key answering at its address (Unix ms).
+    public let replacedAt: Int64?
 }
 
 /// The `contacts` table: created by accepting a grant, looked up by endpoint blind index.
@@ -29,12 +31,13 @@ public struct Contacts {
         self.vault = vault
     }
 
-    static let columns = "id, endpoint_sealed, local_label, remote_display_name, remote_name_changed, last_known_addr, status, last_pull_at, created_at, last_transfer_at, last_unreachable_at"
+    static let columns = "id, endpoint_sealed, local_label, remote_display_name, remote_name_changed, last_known_addr, status, last_pull_at, created_at, last_transfer_at, last_unreachable_at, replaced_at"
 
     func contact(_ row: Row) throws -> Contact {
         Contact(id: try row.get(0), endpoint: try vault.openEndpoint(try row.get(1)), label: try row.get(2), remoteName: try row.get(3),
                 remoteNameChanged: try row.get(4), address: try row.get(5), status: try row.get(6), lastPullAt: try row.get(7),
-                createdAt: try row.get(8), lastTransferAt: try row.get(9), lastUnreachableAt: try row.get(10))
+                createdAt: try row.get(8), lastTransferAt: try row.get(9), lastUnreachableAt: try row.get(10),
+                replacedAt: try row.get(11))
     }
 
     /// The contact for `endpoint`, if remembered.
@@ -114,9 +117,13 @@ public struct Contacts {
         }
     }
 
-    /// Records that dialling the contact failed at `now` (it is then shown as "delivered later" until a connection succeeds).
-    public func recordUnreachable(contactID: Int64, now: Int64) throws {
-        try database.writeIfNeeded { db in _ = try db.execute("UPDATE contacts SET last_unreachable_at = ? WHERE id = ?", [now, contactID]) }
+    /// Records that dialling the contact failed at `now` (it is then shown as "delivered later" until a connection
+    /// succeeds); `replaced` when another key answered at its address (shown as "no longer recognized" until then).
+    public func recordUnreachable(contactID: Int64, now: Int64, replaced: Bool = false) throws {
+        try database.writeIfNeeded { db in
+            _ = try db.execute("UPDATE contacts SET last_unreachable_at = ?1, replaced_at = CASE WHEN ?2 THEN ?1 ELSE replaced_at END WHERE id = ?3",
+                               [now, replaced, contactID])
+        }
     }
 
     /// Marks a contact whose grant the peer refused (`revoked` or `lapsed`).

@@ -1,7 +1,8 @@
 import Runner
 
 /// `sweep-grants`: lapses idle issued grants (tombstone, reason `expired`), purges tombstones past the retention,
-/// drops held grants the peer revoked, and purges finished offer rows past the retention.
+/// drops held grants the peer revoked, finishes held offers to contacts that revoked us or lapsed (`undeliverable`,
+/// notified as `offer-undeliverable`), and purges finished offer rows past the retention.
 ///
 /// Each step runs in batches of at most 1,000 rows per write transaction with a cancellation check between them;
 /// killed anywhere and run again, it reaches the same end state. `--dry-run` counts and changes nothing.
@@ -9,6 +10,8 @@ struct SweepGrantsJob: Job {
     let name = "sweep-grants"
     let summary = "lapse idle grants, purge tombstones and finished offers past retention, drop grants peers revoked"
     let schedule = Schedule.daily(hour: 4, minute: 10)
+    let environmentKeys = [(name: "JOB_NOTIFY_COMMAND",
+                            help: "shell command run when held offers are finished as undeliverable (JOB_NOTIFY_KIND=offer-undeliverable, JOB_NOTIFY_COUNT set)")]
 
     static let batchSize = 1000
 
@@ -16,14 +19,16 @@ struct SweepGrantsJob: Job {
         let now = context.nowMilliseconds
         let grantCutoff = now - Int64(try context.settings.int(GrantsSettings.grantRetentionDays)) * 86_400_000
         let offerCutoff = now - Int64(try context.settings.int(GrantsSettings.offerRetentionDays)) * 86_400_000
-        return .completed(try SweepGrants.run(context.database, now: now, grantCutoff: grantCutoff, offerCutoff: offerCutoff,
+        let counts = try SweepGrants.run(context.database, now: now, grantCutoff: grantCutoff, offerCutoff: offerCutoff,
                                               dryRun: context.dryRun, batchSize: SweepGrantsJob.batchSize,
                                               between: { try context.checkCancellation() },
                                               committed: { step, done in
                                                   // Recorded as batches commit, so a pass stopped part-way reports them.
                                                   context.committed[step] = done
                                                   context.progress(done: context.committed.entries.reduce(0) { $0 + $1.value }, total: nil)
-                                              }))
+                                              })
+        if !context.dryRun { NotifyCommand.run(kind: "offer-undeliverable", count: counts["undeliverable_offers"], context: context) }
+        return .completed(counts)
     }
 }
 

@@ -42,9 +42,17 @@ public struct SweepStep: Sendable {
             where: "peer_revoked_at IS NOT NULL AND peer_revoked_at <= ?1",
             action: "DELETE FROM grants_held",
             argument: { now, _, _ in now }),
+        // Held offers to a contact that revoked us, or whose pairing lapsed, can never be collected: finished as
+        // `undeliverable`, the ticket deleted and the share stopped (no share stays authorised for a device that
+        // removed us). Pairing again does not revive them; they are sent again.
+        SweepStep(
+            name: "undeliverable_offers", table: "held_offers", countFirst: true,
+            where: "state = 'held' AND updated_at <= ?1 AND contact_id IN (SELECT id FROM contacts WHERE status != 'active')",
+            action: "UPDATE held_offers SET state = 'undeliverable', ticket_sealed = NULL, share_stopped_at = ?1, updated_at = ?1",
+            argument: { now, _, _ in now }),
         SweepStep(
             name: "purged_outgoing_offers", table: "held_offers", countFirst: true,
-            where: "state IN ('delivered', 'accepted', 'declined', 'cancelled') AND updated_at < ?1",
+            where: "state IN ('delivered', 'accepted', 'declined', 'cancelled', 'undeliverable') AND updated_at < ?1",
             action: "DELETE FROM held_offers",
             argument: { _, _, offerCutoff in offerCutoff }),
         SweepStep(

@@ -29,6 +29,7 @@ struct MediaInboxJob: Job {
             return .completed(counts)
         }
         guard try db.queryOne("SELECT 1 FROM mesh_node") != nil else { return .skipped("no-node") }
+        let retention = try MeshRetention(context.settings)
         let node = try MeshNode.open(context)
         try SecureDelete.enable(db)
         let processor = InboxProcessor(node: node, media: MediaInbox(database: db, keyring: node.keyring,
@@ -44,6 +45,7 @@ struct MediaInboxJob: Job {
             return (try Reassembly(database: db).expire(now: node.now), upkeep)
         }
         for (key, value) in upkeep.entries { counts[key] = value }
+        for (key, value) in try retention.apply(context, now: node.now).entries { counts[key] = value }
         if expired > 0 { counts["fragments_expired"] = expired }
 
         // Frames heard while the pass runs are processed too, so the total is the inbox as the pass found it.

@@ -24,10 +24,12 @@ struct MediaOutboxJob: Job {
             return .completed(counts)
         }
         guard try db.queryOne("SELECT 1 FROM mesh_node") != nil else { return .skipped("no-node") }
+        let retention = try MeshRetention(context.settings)
         let node = try MeshNode.open(context)
         try SecureDelete.enable(db)
         let upkeep = try db.write { db in try MeshUpkeep(database: db, keyring: node.keyring, now: node.now).run() }
         for (key, value) in upkeep.entries { counts[key] = value }
+        for (key, value) in try retention.apply(context, now: node.now).entries { counts[key] = value }
         let interval = Int64(try context.settings.int("mesh.announce-interval-seconds")) * 1000
         if try node.announceDue(interval: interval) {
             try db.write { _ in try node.announce() }

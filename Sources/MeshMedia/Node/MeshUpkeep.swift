@@ -79,14 +79,16 @@ struct MeshUpkeep {
 
 extension MeshUpkeep {
     /// `maintain-store`'s share: this upkeep, and the retention every pass applies (expired outbox frames, old
-    /// packet hashes, quarantined frames, expired fragment sets), so a node whose passes stopped is pruned too.
+    /// packet hashes, quarantined frames, expired fragment sets, received files and finished sends past
+    /// `MeshRetention`), so a node whose passes stopped is pruned too.
     static let storeUpkeep = StoreUpkeep(name: "mesh") { context in
         let db = context.database
         guard try db.queryOne("SELECT 1 FROM mesh_node") != nil else { return Counts() }
+        let retention = try MeshRetention(context.settings)
         let keyring = try context.keyring()
         let now = context.nowMilliseconds
         try SecureDelete.enable(db)
-        return try db.write { db -> Counts in
+        var counts = try db.write { db -> Counts in
             var counts = try MeshUpkeep(database: db, keyring: keyring, now: now).run()
             var frames = 0
             while true {
@@ -102,5 +104,7 @@ extension MeshUpkeep {
             if fragments > 0 { counts["fragments_expired"] = fragments }
             return counts
         }
+        for (key, value) in try retention.apply(context, now: now).entries { counts[key] = value }
+        return counts
     }
 }
