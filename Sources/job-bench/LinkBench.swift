@@ -9,6 +9,11 @@ import Store
 /// offer, result), and the median connect+proof latency; next to the same exchange between two Python iroh
 /// endpoints (PyPI `iroh`, `Tests/Peers/iroh_peer.py bench`) in the same run.
 ///
+/// The same load runs twice against one store, first with every write committed alone (`serve-link --max-batch 1`),
+/// then with group commit (the default): offers per second, and commits per offer from the writer's own count
+/// (`link-stopped … writes= commits=`, each commit one `fdatasync` of the WAL). The store is on a real disk
+/// (`DiskScratch`: the filesystem is printed, tmpfs refused) whose own write+fdatasync rate is measured first.
+///
 /// Everything runs inside a loopback-only network namespace (`unshare -n`): iroh's port mapper would otherwise
 /// send UPnP multicast. Build first: `swift build -c release` (the `job` beside `job-bench` is used), and create
 /// the iroh venv (`.build/iroh-venv`, see `.ci/run`).
@@ -19,6 +24,7 @@ enum LinkBench {
         var python = ".build/iroh-venv/bin/python"
         var script = "Tests/Peers/iroh_peer.py"
         var inside = false
+        var storeDir: String?
         var rest = arguments
         while let option = rest.popFirst() {
             switch option {
@@ -31,6 +37,9 @@ enum LinkBench {
                 guard let value = rest.popFirst() else { throw BenchUsageError(message: "--script needs a path") }
                 script = value
             case "--inside": inside = true
+            case "--store-dir":
+                guard let value = rest.popFirst() else { throw BenchUsageError(message: "--store-dir needs a folder") }
+                storeDir = value
             case "--dial":
                 // A dialling child: --dial STORE ADDRESS SERVER_HEX OFFERS GO_FILE
                 let values = Array(rest.prefix(5))
@@ -38,11 +47,12 @@ enum LinkBench {
                 try dial(store: values[0], address: values[1], server: values[2], offers: count, go: values[4])
                 return
             case "--help", "-h":
-                print("usage: job-bench link [--dialers D] [--offers N] [--python PATH] [--script PATH]")
+                print("usage: job-bench link [--dialers D] [--offers N] [--python PATH] [--script PATH] [--store-dir DIR]")
                 print("  --dialers D     concurrent dialling processes (default 64)")
                 print("  --offers N      offers each delivers, one connection each (default 20)")
                 print("  --python PATH   the iroh venv's python (default .build/iroh-venv/bin/python)")
                 print("  --script PATH   the iroh peer script (default Tests/Peers/iroh_peer.py)")
+                print("  --store-dir DIR where the stores go (default $TMPDIR or /tmp, else .build/; never a memory filesystem)")
                 return
             default:
                 throw BenchUsageError(message: "unknown option \(option)")
@@ -61,7 +71,7 @@ enum LinkBench {
             guard process.terminationStatus == 0 else { throw BenchUsageError(message: "the run inside the namespace failed (unshare needs root or user namespaces)") }
             return
         }
-        try measure(dialers: dialers, offers: offers, python: python, script: script)
+        try measure(dialers: dialers, offers: offers, python: python, script: script, storeDir: storeDir)
     }
 
     static var selfPath: String { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0] }
@@ -88,33 +98,21 @@ enum LinkBench {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    static func measure(dialers: Int, offers: Int, python: String, script: String) throws {
-        let folder = try RelayBenchSupport.scratch("link")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+    static func measure(dialers: Int, offers: Int, python: String, script: String, storeDir: String?) throws {
+        let scratch = try DiskScratch.make("link", base: storeDir)
+        let folder = scratch.path
+        defer { scratch.remove() }
+        let flushes = try scratch.flushesPerSecond()
+        print("link: stores in \(folder) (\(scratch.filesystem)); this disk: \(RelayBenchSupport.format(flushes, 0)) write+fdatasync/s")
         let alice = folder + "/alice.sqlite"
         let aliceID = try endpoint(alice)
         for (key, value) in [("link.max-connections-per-address", "4096"), ("link.max-connections", "4096"),
                              ("limits.max-pending-offers", "10000"), ("limits.offers-per-hour", "1000")] {
             try job(alice, ["settings", "set", key, value])
         }
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: jobPath)
-        server.arguments = ["--store", alice, "serve-link", "--listen", "127.0.0.1:0"]
-        server.environment = ["HOME": folder, "PATH": "/usr/bin:/bin"]
-        let serverOut = folder + "/serve-link.out"
-        guard FileManager.default.createFile(atPath: serverOut, contents: nil) else { throw BenchFailure("cannot create \(serverOut)") }
-        server.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: serverOut))
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        // The first server picks a free port; the holders' grants name it, so the second listens on the same one.
+        var (server, serverLog, port) = try startServer(alice, folder: folder, port: "0", maxBatch: 1)
         defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
-        var port: String?
-        let deadline = Date().addingTimeInterval(20)
-        while port == nil && Date() < deadline {
-            let text = (try? String(contentsOfFile: serverOut, encoding: .utf8)) ?? ""
-            port = text.range(of: "listening on 127.0.0.1:").flatMap { text[$0.upperBound...].split(separator: "\n").first.map(String.init) }
-            if port == nil { usleep(20_000) }
-        }
-        guard let port else { throw BenchUsageError(message: "serve-link did not start") }
         let address = "127.0.0.1:\(port)"
 
         print("link: \(dialers) dialling processes × \(offers) offers to one serve-link (QUIC on loopback, in a network namespace)")
@@ -125,11 +123,83 @@ enum LinkBench {
             try job(store, ["grants", "accept", "--label", "alice", "--addr", address], stdin: try job(alice, ["grants", "issue", "--to", id]))
             holders.append(store)
         }
-        let go = folder + "/go"
+        var rates: [(String, Double)] = []
+        for (round, (label, batch)) in [("ours, one commit per offer (--max-batch 1)", 1), ("ours, group commit (default)", 256)].enumerated() {
+            if round > 0 { (server, serverLog, _) = try startServer(alice, folder: folder, port: port, maxBatch: batch) }
+            let before = try Database(path: alice).scalar("SELECT count(*) FROM incoming_offers") ?? 0
+            let (elapsed, median) = try load(holders: holders, address: address, server: aliceID, offers: offers, go: folder + "/go-\(round)")
+            let stored = (try Database(path: alice).scalar("SELECT count(*) FROM incoming_offers") ?? 0) - before
+            server.terminate()
+            server.waitUntilExit()
+            let log = (try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? ""
+            func field(_ name: String) -> Int? {
+                log.split(separator: "\n").last { $0.contains("event=link-stopped") }?.split(separator: " ")
+                    .first { $0.hasPrefix(name + "=") }.flatMap { Int($0.dropFirst(name.count + 1)) }
+            }
+            guard let writes = field("writes"), let commits = field("commits"), stored > 0 else { throw BenchFailure("serve-link logged no writes/commits at stop") }
+            let rate = Double(stored) / elapsed
+            rates.append((label, rate))
+            print("  \(label): " + String(format: "%d offers stored in %.2f s = %.0f offers/s; median connect+proof %.2f ms; "
+                         + "%d writes in %d commits = %.3f commits (fdatasyncs of the WAL) per offer; offers/s per disk flush/s %.2f",
+                         stored, elapsed, rate, median * 1000, writes, commits, Double(commits) / Double(stored), rate / flushes))
+            if stored != dialers * offers { print("  warning: \(dialers * offers - stored) offers were not stored") }
+        }
+
+        let baseline = Process()
+        baseline.executableURL = URL(fileURLWithPath: python)
+        baseline.arguments = [script, "bench", String(dialers), String(offers)]
+        let output = Pipe()
+        baseline.standardOutput = output
+        try baseline.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        baseline.waitUntilExit()
+        if let line = text.split(separator: "\n").last, let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+           let rate = object["offers_per_second"] as? Double, let latency = object["median_connect_proof_ms"] as? Double,
+           let count = object["offers"] as? Int, let seconds = object["seconds"] as? Double {
+            print(String(format: "  iroh (PyPI iroh, Python endpoints, storing nothing): %d offers in %.2f s = %.0f offers/s; median connect+proof %.2f ms",
+                         count, seconds, rate, latency))
+            for (label, ours) in rates { print("  ratio \(label) / iroh: " + String(format: "%.2f×", ours / rate)) }
+        } else {
+            print("  iroh baseline failed: \(text)")
+        }
+    }
+
+    /// Starts `serve-link --listen 127.0.0.1:PORT --max-batch N` over `store`, its stderr (info level) in a file;
+    /// returns it, the log file and the bound port.
+    static func startServer(_ store: String, folder: String, port: String, maxBatch: Int) throws -> (Process, String, String) {
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: jobPath)
+        server.arguments = ["--store", store, "serve-link", "--listen", "127.0.0.1:\(port)", "--max-batch", String(maxBatch)]
+        server.environment = ["HOME": folder, "PATH": "/usr/bin:/bin", "JOB_LOG_LEVEL": "info"]
+        let serverOut = folder + "/serve-link-\(maxBatch).out"
+        let serverLog = folder + "/serve-link-\(maxBatch).log"
+        guard FileManager.default.createFile(atPath: serverOut, contents: nil), FileManager.default.createFile(atPath: serverLog, contents: nil) else {
+            throw BenchFailure("cannot create \(serverOut)")
+        }
+        server.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: serverOut))
+        server.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: serverLog))
+        try server.run()
+        var bound: String?
+        let deadline = Date().addingTimeInterval(20)
+        while bound == nil && Date() < deadline {
+            let text = (try? String(contentsOfFile: serverOut, encoding: .utf8)) ?? ""
+            bound = text.range(of: "listening on 127.0.0.1:").flatMap { text[$0.upperBound...].split(separator: "\n").first.map(String.init) }
+            if bound == nil { usleep(20_000) }
+        }
+        guard let bound else {
+            server.terminate()
+            throw BenchUsageError(message: "serve-link did not start")
+        }
+        return (server, serverLog, bound)
+    }
+
+    /// One round: every holder's dialling child delivers `offers` offers once `go` appears; returns the seconds it
+    /// took and the median connect+proof latency.
+    static func load(holders: [String], address: String, server: String, offers: Int, go: String) throws -> (Double, Double) {
         let children = try holders.map { store -> (Process, Pipe) in
             let child = Process()
             child.executableURL = URL(fileURLWithPath: selfPath)
-            child.arguments = ["link", "--dial", store, address, aliceID, String(offers), go]
+            child.arguments = ["link", "--dial", store, address, server, String(offers), go]
             let output = Pipe()
             child.standardOutput = output
             try child.run()
@@ -148,29 +218,8 @@ enum LinkBench {
             latencies += text.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
         }
         let elapsed = Date().timeIntervalSince(start)
-        let stored = try Database(path: alice).scalar("SELECT count(*) FROM incoming_offers") ?? 0
         latencies.sort()
-        let median = latencies.isEmpty ? 0 : latencies[latencies.count / 2]
-        print(String(format: "  ours (ngtcp2 + GnuTLS): %d offers stored in %.2f s = %.0f offers/s; median connect+proof %.2f ms",
-                     stored, elapsed, Double(stored) / elapsed, median * 1000))
-        if stored != dialers * offers { print("  warning: \(dialers * offers - stored) offers were not stored") }
-
-        let baseline = Process()
-        baseline.executableURL = URL(fileURLWithPath: python)
-        baseline.arguments = [script, "bench", String(dialers), String(offers)]
-        let output = Pipe()
-        baseline.standardOutput = output
-        try baseline.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        baseline.waitUntilExit()
-        if let line = text.split(separator: "\n").last, let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-           let rate = object["offers_per_second"] as? Double, let latency = object["median_connect_proof_ms"] as? Double,
-           let count = object["offers"] as? Int, let seconds = object["seconds"] as? Double {
-            print(String(format: "  iroh (PyPI iroh, Python endpoints): %d offers in %.2f s = %.0f offers/s; median connect+proof %.2f ms",
-                         count, seconds, rate, latency))
-        } else {
-            print("  iroh baseline failed: \(text)")
-        }
+        return (elapsed, latencies.isEmpty ? 0 : latencies[latencies.count / 2])
     }
 
     /// A node's endpoint id (creating the node).
