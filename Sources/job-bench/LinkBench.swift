@@ -25,6 +25,7 @@ enum LinkBench {
         var script = "Tests/Peers/iroh_peer.py"
         var inside = false
         var storeDir: String?
+        var traced = false
         var rest = arguments
         while let option = rest.popFirst() {
             switch option {
@@ -37,6 +38,7 @@ enum LinkBench {
                 guard let value = rest.popFirst() else { throw BenchUsageError(message: "--script needs a path") }
                 script = value
             case "--inside": inside = true
+            case "--strace": traced = true
             case "--store-dir":
                 guard let value = rest.popFirst() else { throw BenchUsageError(message: "--store-dir needs a folder") }
                 storeDir = value
@@ -47,12 +49,13 @@ enum LinkBench {
                 try dial(store: values[0], address: values[1], server: values[2], offers: count, go: values[4])
                 return
             case "--help", "-h":
-                print("usage: job-bench link [--dialers D] [--offers N] [--python PATH] [--script PATH] [--store-dir DIR]")
+                print("usage: job-bench link [--dialers D] [--offers N] [--python PATH] [--script PATH] [--store-dir DIR] [--strace]")
                 print("  --dialers D     concurrent dialling processes (default 64)")
                 print("  --offers N      offers each delivers, one connection each (default 20)")
                 print("  --python PATH   the iroh venv's python (default .build/iroh-venv/bin/python)")
                 print("  --script PATH   the iroh peer script (default Tests/Peers/iroh_peer.py)")
                 print("  --store-dir DIR where the stores go (default $TMPDIR or /tmp, else .build/; never a memory filesystem)")
+                print("  --strace        also count serve-link's fdatasync and fsync calls (strace -f -c; slows it, so its offers/s are not comparable)")
                 return
             default:
                 throw BenchUsageError(message: "unknown option \(option)")
@@ -71,7 +74,7 @@ enum LinkBench {
             guard process.terminationStatus == 0 else { throw BenchUsageError(message: "the run inside the namespace failed (unshare needs root or user namespaces)") }
             return
         }
-        try measure(dialers: dialers, offers: offers, python: python, script: script, storeDir: storeDir)
+        try measure(dialers: dialers, offers: offers, python: python, script: script, storeDir: storeDir, traced: traced)
     }
 
     static var selfPath: String { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0] }
@@ -98,7 +101,7 @@ enum LinkBench {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    static func measure(dialers: Int, offers: Int, python: String, script: String, storeDir: String?) throws {
+    static func measure(dialers: Int, offers: Int, python: String, script: String, storeDir: String?, traced: Bool) throws {
         let scratch = try DiskScratch.make("link", base: storeDir)
         let folder = scratch.path
         defer { scratch.remove() }
@@ -127,8 +130,15 @@ enum LinkBench {
         for (round, (label, batch)) in [("ours, one commit per offer (--max-batch 1)", 1), ("ours, group commit (default)", 256)].enumerated() {
             if round > 0 { (server, serverLog, _) = try startServer(alice, folder: folder, port: port, maxBatch: batch) }
             let before = try Database(path: alice).scalar("SELECT count(*) FROM incoming_offers") ?? 0
+            let tracer = traced ? try trace(server.processIdentifier, output: folder + "/strace-\(batch).txt") : nil
             let (elapsed, median) = try load(holders: holders, address: address, server: aliceID, offers: offers, go: folder + "/go-\(round)")
             let stored = (try Database(path: alice).scalar("SELECT count(*) FROM incoming_offers") ?? 0) - before
+            var syncs: Int?
+            if let tracer {
+                kill(tracer.processIdentifier, SIGINT)
+                tracer.waitUntilExit()
+                syncs = syncCalls(folder + "/strace-\(batch).txt")
+            }
             server.terminate()
             server.waitUntilExit()
             let log = (try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? ""
@@ -142,6 +152,7 @@ enum LinkBench {
             print("  \(label): " + String(format: "%d offers stored in %.2f s = %.0f offers/s; median connect+proof %.2f ms; "
                          + "%d writes in %d commits = %.3f commits (fdatasyncs of the WAL) per offer; offers/s per disk flush/s %.2f",
                          stored, elapsed, rate, median * 1000, writes, commits, Double(commits) / Double(stored), rate / flushes))
+            if let syncs { print("    under strace: \(syncs) fdatasync+fsync calls = " + String(format: "%.3f", Double(syncs) / Double(stored)) + " per offer") }
             if stored != dialers * offers { print("  warning: \(dialers * offers - stored) offers were not stored") }
         }
 
@@ -161,6 +172,28 @@ enum LinkBench {
             for (label, ours) in rates { print("  ratio \(label) / iroh: " + String(format: "%.2f×", ours / rate)) }
         } else {
             print("  iroh baseline failed: \(text)")
+        }
+    }
+
+    /// `strace -f -c -e trace=fdatasync,fsync` attached to `pid`, its summary in `output` once it gets SIGINT.
+    static func trace(_ pid: Int32, output: String) throws -> Process {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else { throw BenchUsageError(message: "--strace needs /usr/bin/strace") }
+        let tracer = Process()
+        tracer.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        tracer.arguments = ["-f", "-c", "-e", "trace=fdatasync,fsync", "-o", output, "-p", String(pid)]
+        tracer.standardError = FileHandle.nullDevice
+        try tracer.run()
+        usleep(500_000)   // attached to every thread
+        return tracer
+    }
+
+    /// The fdatasync and fsync calls in an `strace -c` summary (its "calls" column).
+    static func syncCalls(_ file: String) -> Int {
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").reduce(0) { total, line in
+            let columns = line.split(separator: " ")
+            guard let name = columns.last, name == "fdatasync" || name == "fsync", columns.count >= 5, let calls = Int(columns[3]) else { return total }
+            return total + calls
         }
     }
 
