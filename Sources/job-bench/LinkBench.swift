@@ -7,7 +7,9 @@ import Store
 /// `link`: offers per second delivered to one `job serve-link` by D concurrent dialling processes (each a node of
 /// its own holding a grant, each delivering N offers one connection at a time: QUIC handshake, hello, proof,
 /// offer, result), and the median connect+proof latency; next to the same exchange between two Python iroh
-/// endpoints (PyPI `iroh`, `Tests/Peers/iroh_peer.py bench`) in the same run.
+/// endpoints (PyPI `iroh`, `Tests/Peers/iroh_peer.py bench-serve` alone in its process, its diallers in up to
+/// eight `bench-dial` processes, so the baseline's server does not share a process with its diallers) in the same
+/// run.
 ///
 /// The same load runs twice against one store, first with every write committed alone (`serve-link --max-batch 1`),
 /// then with group commit (the default): offers per second, and commits per offer from the writer's own count
@@ -156,23 +158,66 @@ enum LinkBench {
             if stored != dialers * offers { print("  warning: \(dialers * offers - stored) offers were not stored") }
         }
 
-        let baseline = Process()
-        baseline.executableURL = URL(fileURLWithPath: python)
-        baseline.arguments = [script, "bench", String(dialers), String(offers)]
-        let output = Pipe()
-        baseline.standardOutput = output
-        try baseline.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        baseline.waitUntilExit()
-        if let line = text.split(separator: "\n").last, let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-           let rate = object["offers_per_second"] as? Double, let latency = object["median_connect_proof_ms"] as? Double,
-           let count = object["offers"] as? Int, let seconds = object["seconds"] as? Double {
-            print(String(format: "  iroh (PyPI iroh, Python endpoints, storing nothing): %d offers in %.2f s = %.0f offers/s; median connect+proof %.2f ms",
-                         count, seconds, rate, latency))
-            for (label, ours) in rates { print("  ratio \(label) / iroh: " + String(format: "%.2f×", ours / rate)) }
-        } else {
-            print("  iroh baseline failed: \(text)")
+        let (count, seconds, latency) = try irohBaseline(dialers: dialers, offers: offers, python: python, script: script, go: folder + "/go-iroh")
+        let rate = Double(count) / seconds
+        print(String(format: "  iroh (PyPI iroh, Python endpoints storing nothing; server alone in its process, diallers in %d others): "
+                     + "%d offers in %.2f s = %.0f offers/s; median connect+proof %.2f ms", irohProcesses(dialers), count, seconds, rate, latency * 1000))
+        for (label, ours) in rates { print("  ratio \(label) / iroh: " + String(format: "%.2f×", ours / rate)) }
+    }
+
+    /// Dialling processes the iroh baseline spreads its diallers over (each a Python process of its own).
+    static func irohProcesses(_ dialers: Int) -> Int { min(dialers, 8) }
+
+    /// The iroh baseline: `iroh_peer.py bench-serve` alone in its process, and `dialers` iroh diallers spread over
+    /// `irohProcesses` `bench-dial` processes, all starting once `go` appears; returns offers, seconds and the
+    /// median connect+proof latency.
+    static func irohBaseline(dialers: Int, offers: Int, python: String, script: String, go: String) throws -> (Int, Double, Double) {
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: python)
+        server.arguments = [script, "bench-serve"]
+        let serverOutput = Pipe()
+        server.standardOutput = serverOutput
+        try server.run()
+        defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
+        var first = Data()
+        while !first.contains(UInt8(ascii: "\n")) {
+            let chunk = serverOutput.fileHandleForReading.availableData
+            if chunk.isEmpty { throw BenchFailure("the iroh baseline server did not start") }
+            first.append(chunk)
         }
+        let line = first.prefix { $0 != UInt8(ascii: "\n") }
+        guard let ready = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], let id = ready["id"] as? String,
+              let port = ready["port"] as? Int, let grantID = ready["grant_id"] as? String, let grantSecret = ready["grant_secret"] as? String else {
+            throw BenchFailure("the iroh baseline server printed no ready line")
+        }
+        let processes = irohProcesses(dialers)
+        let children = try (0..<processes).map { index -> (Process, Pipe) in
+            let share = dialers / processes + (index < dialers % processes ? 1 : 0)
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: python)
+            child.arguments = [script, "bench-dial", id, String(port), grantID, grantSecret, String(share), String(offers), go]
+            let output = Pipe()
+            child.standardOutput = output
+            try child.run()
+            return (child, output)
+        }
+        usleep(3_000_000)   // every child has imported iroh and bound its endpoints, and waits for the go file
+        let start = Date()
+        guard FileManager.default.createFile(atPath: go, contents: nil) else {
+            for (child, _) in children { child.terminate() }
+            throw BenchFailure("cannot create the go file \(go)")
+        }
+        var latencies: [Double] = []
+        for (child, output) in children {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.waitUntilExit()
+            guard let last = text.split(separator: "\n").last, let object = try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any],
+                  let values = object["latencies"] as? [Double] else { throw BenchFailure("an iroh baseline dialler failed: \(text)") }
+            latencies += values
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        latencies.sort()
+        return (latencies.count, elapsed, latencies.isEmpty ? 0 : latencies[latencies.count / 2])
     }
 
     /// `strace -f -c -e trace=fdatasync,fsync` attached to `pid`, its summary in `output` once it gets SIGINT.
