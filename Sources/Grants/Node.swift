@@ -20,6 +20,17 @@ public struct Node {
         blocks = BlockList(database: database, vault: vault)
     }
 
+    /// The node over `database` whose identity was already loaded (a server's connections share it).
+    public init(database: Database, vault: Vault, identity: NodeIdentity) {
+        self.database = database
+        self.vault = vault
+        self.identity = identity
+        issued = IssuedGrants(database: database, vault: vault)
+        held = HeldGrants(database: database, vault: vault)
+        contacts = Contacts(database: database, vault: vault)
+        blocks = BlockList(database: database, vault: vault)
+    }
+
     /// The node of the store `context` opened.
     public init(_ context: JobContext) throws {
         try self.init(database: context.database, vault: try Vault(context), now: context.nowMilliseconds)

@@ -94,6 +94,14 @@ final class LinkTestNode {
         return result.stderr
     }
 
+    /// Kills the server (SIGKILL: no chance to finish anything) and waits for it to be gone.
+    func killServer() {
+        guard let server else { return }
+        self.server = nil
+        server.signal(SIGKILL)
+        _ = try? server.wait(timeout: 10)
+    }
+
     /// The server's stderr so far.
     var serverLog: String { server?.stderrSoFar ?? "" }
 

@@ -10,10 +10,12 @@ mapper sends UPnP multicast and binds wildcard sockets even with relays and disc
     iroh_peer.py streams       SECRET_HEX SERVER_ID PORT
         dials /vnidrop/offer/1, says hello on a first stream and reads the challenge, then tries to open a second
         bidirectional and a unidirectional stream (each may wait 2 s for the server's credit).
-    iroh_peer.py bench         DIALERS OFFERS
-        job-bench link's baseline: one iroh endpoint serving /vnidrop/offer/1 (hello, challenge, proof check, offer,
-        result) and DIALERS iroh endpoints each delivering OFFERS offers one connection at a time, all at once;
-        prints offers per second and the median connect+proof latency.
+    iroh_peer.py bench-serve
+        job-bench link's baseline server, alone in its process: prints {"ready": true, "id", "port", "grant_id",
+        "grant_secret"}, then answers /vnidrop/offer/1 (hello, challenge, proof check, offer, result) until killed.
+    iroh_peer.py bench-dial    SERVER_ID PORT GRANT_ID GRANT_SECRET DIALERS OFFERS GO_FILE
+        job-bench link's baseline diallers: DIALERS iroh endpoints in this process, each delivering OFFERS offers
+        one connection at a time once GO_FILE exists; prints {"latencies": [seconds of each connect+proof]}.
     iroh_peer.py serve         SECRET_HEX MODE GRANT_ID GRANT_SECRET [OFFER_JSON]
         serves one connection: MODE pull (hands OFFER_JSON over on /vnidrop/pull/1), offer (takes one offer),
         revoke (takes a revoke notice); proofs are checked against the grant it issued.
@@ -24,6 +26,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import os
 import struct
 import sys
 
@@ -173,52 +176,57 @@ async def serve(secret_hex, mode, grant_id_hex, grant_secret_hex, offer_json=Non
     await ep.close()
 
 
-async def bench(dialers, offers):
-    import os
-    import statistics
-    import time
+async def bench_answer(conn, secret, me):
+    bi = await conn.accept_bi()
+    out, inp = bi.send(), bi.recv()
+    assert (await receive(inp))["type"] == "hello"
+    challenge = os.urandom(32)
+    await send(out, {"type": "challenge", "challenge": challenge.hex()})
+    prove = await receive(inp)
+    ok = hmac.compare_digest(bytes.fromhex(prove["proof"]), proof(secret, challenge, me, conn.remote_id().to_bytes()))
+    await send(out, {"type": "answer", "answer": "accepted" if ok else "lapsed"})
+    await receive(inp)
+    await send(out, {"type": "offer-result", "result": "pending", "decisions": []})
+    await out.finish()
+    try:
+        await asyncio.wait_for(conn.closed(), 10)
+    except asyncio.TimeoutError:
+        pass
+
+
+async def bench_serve():
     server = await endpoint(os.urandom(32).hex(), [b"/vnidrop/offer/1"])
     port = int(server.bound_sockets()[0].rsplit(":", 1)[1])
     me = server.id().to_bytes()
     secret = os.urandom(32)
     grant_id = os.urandom(16).hex()
+    say({"ready": True, "id": str(server.id()), "port": port, "grant_id": grant_id, "grant_secret": secret.hex()})
+    tasks = set()
+    while True:
+        incoming = await server.accept_next()
+        if incoming is None:
+            return
 
-    async def answer(conn):
-        bi = await conn.accept_bi()
-        out, inp = bi.send(), bi.recv()
-        assert (await receive(inp))["type"] == "hello"
-        challenge = os.urandom(32)
-        await send(out, {"type": "challenge", "challenge": challenge.hex()})
-        prove = await receive(inp)
-        ok = hmac.compare_digest(bytes.fromhex(prove["proof"]), proof(secret, challenge, me, conn.remote_id().to_bytes()))
-        await send(out, {"type": "answer", "answer": "accepted" if ok else "lapsed"})
-        await receive(inp)
-        await send(out, {"type": "offer-result", "result": "pending", "decisions": []})
-        await out.finish()
-        try:
-            await asyncio.wait_for(conn.closed(), 10)
-        except asyncio.TimeoutError:
-            pass
+        async def one(incoming=incoming):
+            conn = await (await incoming.accept()).connect()
+            await bench_answer(conn, secret, me)
+        task = asyncio.ensure_future(one())
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
-    async def serve():
-        tasks = set()
-        while True:
-            incoming = await server.accept_next()
-            if incoming is None:
-                return
-            async def one(incoming=incoming):
-                conn = await (await incoming.accept()).connect()
-                await answer(conn)
-            task = asyncio.ensure_future(one())
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
 
+async def bench_dial(server_id, port, grant_id, grant_secret, dialers, offers, go):
+    import time
+    me = iroh.EndpointId.from_string(server_id).to_bytes()
+    secret = bytes.fromhex(grant_secret)
+    endpoints = [await endpoint(os.urandom(32).hex(), []) for _ in range(dialers)]
+    while not os.path.exists(go):
+        await asyncio.sleep(0.001)
     latencies = []
 
-    async def dialer():
-        ep = await endpoint(os.urandom(32).hex(), [])
+    async def dialer(ep):
         holder = ep.id().to_bytes()
-        addr = iroh.EndpointAddr(server.id(), None, [f"127.0.0.1:{port}"])
+        addr = iroh.EndpointAddr(iroh.EndpointId.from_string(server_id), None, [f"127.0.0.1:{port}"])
         for _ in range(offers):
             start = time.monotonic()
             conn = await ep.connect(addr, b"/vnidrop/offer/1")
@@ -235,13 +243,8 @@ async def bench(dialers, offers):
             conn.close(0, b"done")
         await ep.close()
 
-    serving = asyncio.ensure_future(serve())
-    start = time.monotonic()
-    await asyncio.gather(*(dialer() for _ in range(dialers)))
-    elapsed = time.monotonic() - start
-    serving.cancel()
-    say({"offers": len(latencies), "seconds": elapsed, "offers_per_second": len(latencies) / elapsed,
-         "median_connect_proof_ms": statistics.median(latencies) * 1000})
+    await asyncio.gather(*(dialer(ep) for ep in endpoints))
+    say({"latencies": latencies})
 
 
 def main():
@@ -253,8 +256,10 @@ def main():
         asyncio.run(dial_only(args[0], args[1], int(args[2]), args[3]))
     elif command == "streams":
         asyncio.run(streams(args[0], args[1], int(args[2])))
-    elif command == "bench":
-        asyncio.run(bench(int(args[0]), int(args[1])))
+    elif command == "bench-serve":
+        asyncio.run(bench_serve())
+    elif command == "bench-dial":
+        asyncio.run(bench_dial(args[0], int(args[1]), args[2], args[3], int(args[4]), int(args[5]), args[6]))
     elif command == "serve":
         asyncio.run(serve(*args))
     else:

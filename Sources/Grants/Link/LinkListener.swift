@@ -4,8 +4,8 @@ import QUIC
 import Runner
 
 /// `serve-link`'s QUIC service on one UDP socket: the endpoint's event-loop thread completes handshakes under the
-/// connection caps, and each connection whose handshake completed is served on a thread of its own with its own
-/// store connection.
+/// connection caps, and each connection whose handshake completed is served on a thread of its own over the shared
+/// `LinkStore` (one writer for all connections, a pool of read connections).
 ///
 /// A slot (`LinkSlots`) is taken once a connection's source address is validated (its Initial carries our Retry's
 /// token, or its handshake completed) and given back when the connection ends: a handshake started without a token
@@ -16,8 +16,10 @@ import Runner
 /// of a proven one idle between messages (`LinkActivity`).
 final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     // @unchecked: the counters below are read and written only while `lock` is held; the rest is immutable and Sendable.
-    /// The serve-link context, for the serving threads to open their own (a `JobContext` stays on its thread).
+    /// The serve-link context, for its logger (a `JobContext` stays on its thread).
     let context: JobContext.Reopening
+    /// The store every connection reads and writes through.
+    let store: LinkStore
     let deadlines: LinkDeadlines
     let slots: LinkSlots
     let maxConnections: Int?
@@ -42,8 +44,9 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
         var evicted = 0
     }
 
-    init(context: JobContext, deadlines: LinkDeadlines, slots: LinkSlots, maxConnections: Int?) {
+    init(context: JobContext, store: LinkStore, deadlines: LinkDeadlines, slots: LinkSlots, maxConnections: Int?) {
         self.context = context.reopening()
+        self.store = store
         self.deadlines = deadlines
         self.slots = slots
         self.maxConnections = maxConnections
@@ -54,7 +57,7 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     func run(_ endpoint: QUICEndpoint, idleExit: Int?) -> Tally {
         endpoint.start(delegate: self)
         while true {
-            if shim_termination_signal() != 0 { break }
+            if shim_termination_signal() != 0 || store.isReplaced { break }
             if let maxConnections, count(\.admitted) >= maxConnections { break }
             if let idleExit, let since = slots.idleSince, Date().timeIntervalSince(since) >= Double(idleExit) { break }
             usleep(50_000)
@@ -139,36 +142,26 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
         let start = Date()
         let activity = LinkActivity(connection: connection, source: LinkSource(connection.remoteAddress.storage), since: start)
         lock.lock(); admitted += 1; serving += 1; live[ObjectIdentifier(activity)] = activity; lock.unlock()
-        let (context, deadlines, slots) = (context, deadlines, slots)
+        let (context, store, deadlines, slots) = (context, store, deadlines, slots)
         Thread { [self] in
             defer {
                 lock.lock(); live[ObjectIdentifier(activity)] = nil; lock.unlock()
                 if activity.release() { slots.release(activity.source) }
                 lock.lock(); serving -= 1; lock.unlock()
             }
-            LinkListener.serve(connection, activity: activity, start: start, context: context, deadlines: deadlines)
+            LinkListener.serve(connection, activity: activity, start: start, context: context, store: store, deadlines: deadlines)
         }.start()
     }
 
-    /// One connection, on its own thread: the hello, then the exchange over a store connection of its own.
+    /// One connection, on its own thread: the hello, then the exchange over the shared store.
     /// A connection evicted for a newcomer ends without a log line (the count is in `link-stopped`).
-    static func serve(_ stream: QUICConnection, activity: LinkActivity? = nil, start: Date, context: JobContext.Reopening, deadlines: LinkDeadlines) {
+    static func serve(_ stream: QUICConnection, activity: LinkActivity? = nil, start: Date, context: JobContext.Reopening, store: LinkStore, deadlines: LinkDeadlines) {
         let connection: LinkConnection
         do { connection = try LinkConnection.accept(stream, deadlines: deadlines, start: start, activity: activity) } catch {
             stream.abort()
             if activity?.evicted != true { LinkServer.log(error, stage: "handshake", logger: context.logger) }
             return
         }
-        let own: JobContext
-        let node: Node
-        do {
-            own = try context.open()
-            node = try Node(own)
-        } catch {
-            connection.abort()
-            LinkServer.log(error, stage: "store", logger: context.logger)
-            return
-        }
-        LinkServer(node: node, context: own).serve(connection)
+        LinkServer(store: store).serve(connection)
     }
 }

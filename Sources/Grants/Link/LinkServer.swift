@@ -4,18 +4,17 @@ import Runner
 
 /// Answers one link connection: the grant proof, then the protocol ALPN chose. A hostile or broken peer ends the
 /// connection with a logged category and nothing changed in the store.
+///
+/// Every write goes through the process's one writer (`LinkStore.write`, group commit) and every reply that follows
+/// a write is sent only after the commit holding it returned; reads use the store's read connections.
 struct LinkServer {
-    let node: Node
-    let context: JobContext
-    let incoming: IncomingOffers
-    let outgoing: OutgoingOffers
+    let store: LinkStore
 
-    init(node: Node, context: JobContext) {
-        self.node = node
-        self.context = context
-        incoming = IncomingOffers(database: node.database, vault: node.vault)
-        outgoing = OutgoingOffers(database: node.database, vault: node.vault)
+    init(store: LinkStore) {
+        self.store = store
     }
+
+    private var logger: Logger { store.logger }
 
     /// Serves an authenticated connection until its exchange ends, it breaks, or its deadlines pass; then closes it.
     func serve(_ connection: LinkConnection) {
@@ -24,13 +23,13 @@ struct LinkServer {
             case .offer: try serveOffer(connection)
             case .pull: try servePull(connection)
             case .revoke: try serveRevoke(connection)
-            case .cancel: try CancelNotice.answer(connection, incoming: incoming, context: context)
-            case .decision: try DecisionNotice.answer(connection, node: node, outgoing: outgoing, context: context)
+            case .cancel: try CancelNotice.answer(connection, store: store)
+            case .decision: try DecisionNotice.answer(connection, store: store)
             }
             connection.close()
         } catch {
             connection.abort()
-            if connection.activity?.evicted != true { LinkServer.log(error, stage: "exchange", logger: context.logger) }
+            if connection.activity?.evicted != true { LinkServer.log(error, stage: "exchange", logger: logger) }
         }
     }
 
@@ -49,44 +48,51 @@ struct LinkServer {
 
     /// The proof step; returns true when the client may go on.
     private func admit(_ connection: LinkConnection) throws -> Bool {
-        let (answer, refusal) = try ProofExchange.answer(connection, node: node, now: context.nowMilliseconds)
+        let (answer, refusal) = try ProofExchange.answer(connection, store: store, now: store.nowMilliseconds)
         if let refusal {
-            context.logger.info("proof-refused", ["protocol": .literal(connection.protocolName.logWord), "reason": .of(refusal)])
+            logger.info("proof-refused", ["protocol": .literal(connection.protocolName.logWord), "reason": .of(refusal)])
             return false
         }
-        context.logger.info("proof-accepted", ["protocol": .literal(connection.protocolName.logWord), "answer": .of(answer)])
+        logger.info("proof-accepted", ["protocol": .literal(connection.protocolName.logWord), "answer": .of(answer)])
         connection.activity?.markProven()
         return true
     }
 
     /// `/vnidrop/offer/1`: one offer, stored as pending (never auto-accepted) and notified; the sender learns
-    /// any decisions on its earlier offers in the reply.
+    /// any decisions on its earlier offers in the reply, which is sent only once the offer's commit returned.
     private func serveOffer(_ connection: LinkConnection) throws {
         guard try admit(connection) else { return }
         let message = try connection.receive()
         try message.expect("offer")
         let offer = try OfferPayload(message)
-        try ContactAddress.refresh(from: message, remote: connection.remote, node: node, now: context.nowMilliseconds)
-        let limits = try GrantsSettings.offerLimits(context.settings)
-        let now = context.nowMilliseconds
-        let receipt = try incoming.receive(offer, from: connection.remote, limits: limits, now: now)
-        if case .stored = receipt, let name = offer.senderName, let contact = try node.contacts.find(connection.remote) {
-            // Shown beside the user's own label, never in place of it (docs/protocols/grants-and-link.md §4.1).
-            try node.contacts.recordClaimedName(name, contactID: contact.id)
+        let limits = try store.read { context, _ in try GrantsSettings.offerLimits(context.settings) }
+        let (remote, now) = (connection.remote, store.nowMilliseconds)
+        let (receipt, decisions) = try store.write { node in
+            try ContactAddress.refresh(from: message, remote: remote, node: node, now: now)
+            let incoming = IncomingOffers(database: node.database, vault: node.vault)
+            let receipt = try incoming.receive(offer, from: remote, limits: limits, now: now)
+            if case .stored = receipt, let name = offer.senderName, let contact = try node.contacts.find(remote) {
+                // Shown beside the user's own label, never in place of it (docs/protocols/grants-and-link.md §4.1).
+                try node.contacts.recordClaimedName(name, contactID: contact.id)
+            }
+            return (receipt, try incoming.unreportedDecisions(from: remote))
         }
-        let decisions = try incoming.unreportedDecisions(from: connection.remote)
         let result: String
         switch receipt {
         case .stored, .duplicate: result = "pending"
         case .refused(let refusal):
             result = "refused"
-            context.logger.info("offer-refused", ["reason": .of(refusal)])
+            logger.info("offer-refused", ["reason": .of(refusal)])
         }
         try connection.send(["type": "offer-result", "result": .string(result), "decisions": LinkWire.decisions(decisions)])
-        try incoming.markReported(decisions, from: connection.remote, now: now)
+        if !decisions.isEmpty {
+            try store.write { node in
+                try IncomingOffers(database: node.database, vault: node.vault).markReported(decisions, from: remote, now: now)
+            }
+        }
         if case .stored = receipt {
-            context.logger.info("offer-received", ["delivery": "live"])
-            NotifyCommand.run(kind: "incoming-offer", count: 1, context: context)
+            logger.info("offer-received", ["delivery": "live"])
+            try store.read { context, _ in NotifyCommand.run(kind: "incoming-offer", count: 1, context: context) }
         }
     }
 
@@ -98,20 +104,29 @@ struct LinkServer {
         let message = try connection.receive()
         try message.expect("pull")
         let decisions = try LinkWire.parseDecisions(message)
-        try ContactAddress.refresh(from: message, remote: connection.remote, node: node, now: context.nowMilliseconds)
-        var applied = 0
+        let remote = connection.remote
+        let now = store.nowMilliseconds
+        let (contactID, applied) = try store.write { node -> (Int64?, Int) in
+            try ContactAddress.refresh(from: message, remote: remote, node: node, now: now)
+            guard let contact = try node.contacts.find(remote) else { return (nil, 0) }
+            let outgoing = OutgoingOffers(database: node.database, vault: node.vault)
+            var applied = 0
+            for decision in decisions where try outgoing.apply(decision, contactID: contact.id, now: now) { applied += 1 }
+            return (contact.id, applied)
+        }
         var delivered = 0
-        guard let contact = try node.contacts.find(connection.remote) else {
+        guard let contactID else {
             // No contact for this grant holder: nothing can be held for it.
             try connection.send(["type": "offers", "offers": []])
-            context.logger.info("pull-served", ["delivered": 0, "decisions": 0])
+            logger.info("pull-served", ["delivered": 0, "decisions": 0])
             return
         }
-        for decision in decisions where try outgoing.apply(decision, contactID: contact.id, now: context.nowMilliseconds) { applied += 1 }
         var refused = 0
         var cursor: Int64 = 0
         while true {
-            let batch = try outgoing.held(contactID: contact.id, after: cursor, limit: LinkWire.offersPerFrame)
+            let batch = try store.read { _, node in
+                try OutgoingOffers(database: node.database, vault: node.vault).held(contactID: contactID, after: cursor, limit: LinkWire.offersPerFrame)
+            }
             try connection.send(["type": "offers", "offers": .array(batch.map(\.offer.json))])
             guard let last = batch.last else { break }
             cursor = last.rowID
@@ -121,32 +136,37 @@ struct LinkServer {
             // Every offer of the frame exactly once, taken or refused.
             let sent = batch.map(\.offer.offerID)
             guard ack.taken.count + ack.refused.count == sent.count, Set(ack.taken + ack.refused) == Set(sent) else { throw LinkFailure.outOfOrder }
-            delivered += try outgoing.markDelivered(ack.taken, contactID: contact.id, now: context.nowMilliseconds)
+            let taken = ack.taken
+            let at = store.nowMilliseconds
+            delivered += try store.write { node in
+                try OutgoingOffers(database: node.database, vault: node.vault).markDelivered(taken, contactID: contactID, now: at)
+            }
             refused += ack.refused.count
         }
-        context.logger.info("pull-served", ["delivered": .int(delivered), "refused": .int(refused), "decisions": .int(applied)])
+        logger.info("pull-served", ["delivered": .int(delivered), "refused": .int(refused), "decisions": .int(applied)])
     }
 
     /// `/vnidrop/revoke/1`: the peer says it revoked grants it issued to this node. Only grants held from that very
-    /// peer are marked (the sweep drops them); the reply is the same whatever matched.
+    /// peer are marked (the sweep drops them); the reply is the same whatever matched, sent once the commit returned.
     private func serveRevoke(_ connection: LinkConnection) throws {
         let message = try connection.receive()
         try message.expect("revoke")
         let ids = try message.strings("grant_ids", maxCount: LinkWire.maxRevokedGrants, maxBytes: 32)
-        var marked = 0
-        if let contact = try node.contacts.find(connection.remote) {
-            try node.database.write { _ in
-                for text in ids {
-                    guard text.utf8.count == 32, let grantID = try? Hex.decode(text) else { throw LinkFailure.malformed }
-                    if try node.held.markRevokedByPeer(grantID: grantID, contactID: contact.id, now: context.nowMilliseconds) { marked += 1 }
-                }
-                if marked > 0, try node.held.usable(contactID: contact.id) == nil {
-                    try node.contacts.markStatus(.revoked, contactID: contact.id)
-                }
+        let (remote, now) = (connection.remote, store.nowMilliseconds)
+        let marked = try store.write { node -> Int in
+            guard let contact = try node.contacts.find(remote) else { return 0 }
+            var marked = 0
+            for text in ids {
+                guard text.utf8.count == 32, let grantID = try? Hex.decode(text) else { throw LinkFailure.malformed }
+                if try node.held.markRevokedByPeer(grantID: grantID, contactID: contact.id, now: now) { marked += 1 }
             }
+            if marked > 0, try node.held.usable(contactID: contact.id) == nil {
+                try node.contacts.markStatus(.revoked, contactID: contact.id)
+            }
+            return marked
         }
         try connection.send(["type": "done"])
-        context.logger.info("revoke-received", ["marked": .int(marked)])
+        logger.info("revoke-received", ["marked": .int(marked)])
     }
 }
 

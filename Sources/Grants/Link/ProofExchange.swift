@@ -3,9 +3,10 @@ import Runner
 
 /// The grant challenge–response over a link connection, for both sides.
 public enum ProofExchange {
-    /// Server side: sends a fresh challenge, reads the proof, checks it, sends the answer. Returns the answer and,
+    /// Server side: sends a fresh challenge, reads the proof, checks it (a write: an accepted grant's idle deadline is
+    /// renewed, through serve-link's writer), sends the answer once that commit returned. Returns the answer and,
     /// kept local, the refusal reason.
-    static func answer(_ connection: LinkConnection, node: Node, now: Int64) throws -> (ProofAnswer, ProofRefusal?) {
+    static func answer(_ connection: LinkConnection, store: LinkStore, now: Int64) throws -> (ProofAnswer, ProofRefusal?) {
         let challenge: [UInt8]
         do { challenge = try SecureRandom.bytes(count: GrantProof.challengeCount) } catch { throw JobError.internal("the system random source failed") }
         try connection.send(LinkWire.challenge(challenge))
@@ -13,7 +14,10 @@ public enum ProofExchange {
         try message.expect("proof")
         let grantID = try message.hex("grant_id", count: GrantProof.grantIDCount)
         let proof = try message.hex("proof", count: 32)
-        let result = try GrantChecker(node: node).check(remote: connection.remote, grantID: grantID, challenge: challenge, proof: proof, now: now)
+        let remote = connection.remote
+        let result = try store.write { node in
+            try GrantChecker(node: node).check(remote: remote, grantID: grantID, challenge: challenge, proof: proof, now: now)
+        }
         try connection.send(LinkWire.answer(result.0))
         return result
     }

@@ -10,7 +10,9 @@ import Runner
 /// 3 under `LISTEN_FDS=1`, or a UDP socket on stdin) until it has been idle for `link.idle-exit-seconds`.
 /// Connections are answered at once on threads of their own, up to `link.max-connections` in all and
 /// `link.max-connections-per-address` per source; `--max-connections N` and `--idle-exit SECONDS` end it. The
-/// handshake, each message and the connection have deadlines (`LinkDeadlines`).
+/// handshake, each message and the connection have deadlines (`LinkDeadlines`). All connections write through one
+/// `GroupCommitWriter` and read from a small pool of connections (`LinkStore`); a reply that follows a write is sent
+/// only after the commit holding it returned. A store file no longer at its path stops it with `store-replaced` (73).
 struct ServeLinkCommand: Command {
     let path = ["serve-link"]
     let libraries: [LazyLibrary] = [.quic]
@@ -19,6 +21,7 @@ struct ServeLinkCommand: Command {
         .value("--listen", "HOST:PORT", "bind this UDP address instead of serving the socket systemd passed"),
         .value("--max-connections", "N", "exit after answering N connections"),
         .value("--idle-exit", "SECONDS", "exit after SECONDS with no connection open (default under systemd: link.idle-exit-seconds)"),
+        .value("--max-batch", "N", "requests whose writes share one durable commit, at most (default 256; 1 commits each alone)"),
     ]
     let discussion = """
         The link is QUIC v1 over UDP with TLS 1.3 and raw Ed25519 public keys (RFC 7250), as iroh's direct connections:
@@ -38,12 +41,17 @@ struct ServeLinkCommand: Command {
         source address cannot hold a slot. Every
         connection must finish its handshake within link.handshake-timeout-seconds, each message within
         link.message-timeout-seconds and the whole connection within link.connection-timeout-seconds.
+        The writes of all connections share durable commits (at most --max-batch requests each, docs/group-commit.md),
+        and an offer, pull, revoke, cancel or decision is answered once the commit holding its write returned.
+        When the store file (or its -wal) is no longer the one serve-link opened (deleted, moved, or replaced by a
+        backup), it answers nothing more and exits 73 (store-replaced).
         """
 
     func run(_ context: JobContext) throws {
         let maxConnections = try context.arguments.value("--max-connections").map { try positive($0, "--max-connections") }
         var idleExit = try context.arguments.value("--idle-exit").map { try positive($0, "--idle-exit") }
         let listen = try context.arguments.value("--listen").map(LinkAddress.parseListen)
+        let maxBatch = try context.arguments.value("--max-batch").map { try positive($0, "--max-batch") } ?? 256
         let node = try Node(context)
         let identity = try LinkIdentity.quic(node.identity)
         let deadlines = try LinkDeadlines.serving(context.settings)
@@ -69,8 +77,10 @@ struct ServeLinkCommand: Command {
             endpoint = try QUICEndpoint.adopt(socket: fd, identity: identity, alpns: alpns, timeouts: timeouts, shouldStop: LinkConnection.stopCondition)
             if idleExit == nil { idleExit = try context.settings.int(GrantsSettings.idleExit) }
         }
-        // Loaded here, once: each serving thread's own store connection shares it.
+        // Loaded here, once: the writer's and the read connections share it.
         _ = try context.keyring()
+        let store = LinkStore(context: context, node: node, maxBatch: maxBatch)
+        defer { store.stop() }
         ServeLinkCommand.raiseDescriptorLimit()
         shim_install_termination_handlers()
         // A parent may have started us with SIGTERM blocked (the mask survives exec); this loop must hear it.
@@ -85,9 +95,17 @@ struct ServeLinkCommand: Command {
             else { context.print("listening on \(bound.text)") }
         }
         context.logger.info("link-listening")
-        let tally = LinkListener(context: context, deadlines: deadlines, slots: slots, maxConnections: maxConnections)
+        let tally = LinkListener(context: context, store: store, deadlines: deadlines, slots: slots, maxConnections: maxConnections)
             .run(endpoint, idleExit: idleExit)
-        context.logger.info("link-stopped", ["connections": .int(tally.admitted), "refused": .int(tally.refused), "evicted": .int(tally.evicted)])
+        store.stop()
+        if store.isReplaced {
+            context.logger.error("link-store-replaced")
+            throw StoreFileIdentity.replaced
+        }
+        let written = store.writer.statistics
+        context.logger.info("link-stopped", ["connections": .int(tally.admitted), "refused": .int(tally.refused),
+                                             "evicted": .int(tally.evicted), "writes": .int(written.requests),
+                                             "commits": .int(written.commits)])
     }
 
     /// The UDP socket systemd passed: fd 3 when `LISTEN_FDS=1` names this process, else stdin if it is a datagram
@@ -104,8 +122,8 @@ struct ServeLinkCommand: Command {
         return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0 && type == Int32(SOCK_DGRAM.rawValue)
     }
 
-    /// Lifts the soft open-file limit toward the hard one: each served connection holds its own store connection
-    /// (the database, WAL and shared-memory files).
+    /// Lifts the soft open-file limit toward the hard one: while many connections read at once, more read connections
+    /// (the database, WAL and shared-memory files each) are open than the pool keeps.
     static func raiseDescriptorLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }

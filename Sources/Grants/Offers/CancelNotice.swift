@@ -28,12 +28,16 @@ enum CancelNotice {
 
     /// The receiving side: marks the remote's own pending offers among the named ids cancelled. The reply is the
     /// same whatever matched.
-    static func answer(_ connection: LinkConnection, incoming: IncomingOffers, context: JobContext) throws {
+    /// The write goes through serve-link's writer, and the reply is sent once its commit returned.
+    static func answer(_ connection: LinkConnection, store: LinkStore) throws {
         let message = try connection.receive()
         try message.expect("cancel")
         let ids = try LinkWire.parseCancel(message)
-        let cancelled = try incoming.cancel(ids, from: connection.remote, now: context.nowMilliseconds)
+        let (remote, now) = (connection.remote, store.nowMilliseconds)
+        let cancelled = try store.write { node in
+            try IncomingOffers(database: node.database, vault: node.vault).cancel(ids, from: remote, now: now)
+        }
         try connection.send(["type": "done"])
-        context.logger.info("cancel-received", ["cancelled": .int(cancelled)])
+        store.logger.info("cancel-received", ["cancelled": .int(cancelled)])
     }
 }

@@ -34,17 +34,20 @@ enum DecisionNotice {
     }
 
     /// The sender's side: applies the remote's decisions to offers made to it. The reply is the same whatever matched.
-    static func answer(_ connection: LinkConnection, node: Node, outgoing: OutgoingOffers, context: JobContext) throws {
+    /// The write goes through serve-link's writer, and the reply is sent once its commit returned.
+    static func answer(_ connection: LinkConnection, store: LinkStore) throws {
         let message = try connection.receive()
         try message.expect("decisions")
         let decisions = try LinkWire.parseDecisions(message)
-        var applied = 0
-        if let contact = try node.contacts.find(connection.remote) {
-            try node.database.write { _ in
-                for decision in decisions where try outgoing.apply(decision, contactID: contact.id, now: context.nowMilliseconds) { applied += 1 }
-            }
+        let (remote, now) = (connection.remote, store.nowMilliseconds)
+        let applied = try store.write { node in
+            guard let contact = try node.contacts.find(remote) else { return 0 }
+            let outgoing = OutgoingOffers(database: node.database, vault: node.vault)
+            var applied = 0
+            for decision in decisions where try outgoing.apply(decision, contactID: contact.id, now: now) { applied += 1 }
+            return applied
         }
         try connection.send(["type": "done"])
-        context.logger.info("decisions-received", ["applied": .int(applied)])
+        store.logger.info("decisions-received", ["applied": .int(applied)])
     }
 }
