@@ -64,11 +64,13 @@ final class PythonPeer: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(startupTimeout)
         while !buffer.contains(0x0A) {
             let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0, let chunk = readAvailable(fd, waitMilliseconds: Int32(min(remaining, 1) * 1000)) else {
+            guard remaining > 0 else {
                 let output = String(decoding: buffer, as: UTF8.self)
                 terminate(process)
                 throw PeerError.noPortAnnounced(script: script, output: output)
             }
+            // Nothing yet within a second: a loaded machine starts Python slowly; wait on until the deadline.
+            guard let chunk = readAvailable(fd, waitMilliseconds: Int32(min(remaining, 1) * 1000)) else { continue }
             buffer += chunk
             if chunk.isEmpty, !process.isRunning, !buffer.contains(0x0A) {
                 throw PeerError.noPortAnnounced(script: script, output: String(decoding: buffer, as: UTF8.self))
@@ -127,7 +129,7 @@ final class PythonPeer: @unchecked Sendable {
         // and the SIGCHLD of another test's child process lands here too: an interrupted wait is waited again.
         var ready: Int32
         repeat { ready = poll(&poller, 1, waitMilliseconds) } while ready < 0 && errno == EINTR
-        guard ready > 0 else { return nil }
+        guard ready > 0 else { return nil }  // nothing within the wait
         var chunk = [UInt8](repeating: 0, count: 4096)
         let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4096) }
         return count > 0 ? Array(chunk[..<count]) : []
