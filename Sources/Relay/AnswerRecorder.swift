@@ -1,5 +1,4 @@
 import Foundation
-import HTTPClient
 import Runner
 import Store
 
@@ -22,7 +21,8 @@ final class AnswerRecorder {
     private let clock: () -> Int64
     /// The stamp (`sent_at`) this pass holds on each target's token, as written; nil once given up.
     private(set) var stamps: [Int64?]
-    private var pending: [(target: Int, answer: Result<HTTPResponse, HTTPError>)] = []
+    /// Answers not yet written: the target, whether its push was sent, and what its answer means.
+    private var pending: [(target: Int, sent: Bool, result: APNsPush.Result)] = []
     private var answered = Set<Int>()
     private var lastFlush = Date()
     private(set) var failure: Error?
@@ -41,9 +41,10 @@ final class AnswerRecorder {
         stamps[index] = stamp
     }
 
-    /// Queues the answer for `targets[target]`; writes the queue when it is full or old enough.
-    func record(target: Int, _ answer: Result<HTTPResponse, HTTPError>) {
-        pending.append((target, answer))
+    /// Queues the answer for `targets[target]` (`sent` false: its push never left, the stamp is released); writes
+    /// the queue when it is full or old enough.
+    func record(target: Int, _ result: APNsPush.Result, sent: Bool) {
+        pending.append((target, sent, result))
         if pending.count >= Self.batchSize || Date().timeIntervalSince(lastFlush) >= Self.flushInterval {
             do { try flush() } catch { if failure == nil { failure = error } }
         }
@@ -58,9 +59,9 @@ final class AnswerRecorder {
         let answeredAt = clock()
         var moved: [(Int, Int64?)] = []
         try database.write { db in
-            for (index, answer) in batch {
+            for (index, sent, result) in batch {
                 let row = targets[index].tokenRow
-                if case .failure(.cancelled) = answer {
+                if !sent {
                     guard !answered.contains(index), let stamp = stamps[index] else { continue }
                     try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND sent_at = ?", [targets[index].previousSentAt, row, stamp])
                     moved.append((index, nil))
@@ -72,7 +73,6 @@ final class AnswerRecorder {
                     holds = try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND sent_at = ?", [answeredAt, row, stamp]) > 0
                     moved.append((index, holds ? answeredAt : nil))
                 }
-                let result = APNsPush.result(answer)
                 let retry = [.retryNextPass, .remintProviderToken, .configuration].contains(result.action) ? 1 : 0
                 if let status = result.status {
                     try db.execute("""
