@@ -1,0 +1,184 @@
+import Chaos
+import Foundation
+
+/// An APNs stand-in for the push benches: HTTP/2 over TLS on loopback, answering 200 to every push, with a log of
+/// the requests it received (count, 200s, refused checks, distinct connections).
+///
+/// - `nginx`: nginx (`/usr/sbin/nginx`, one worker) answering `POST /3/device/<token>` with an APNs-shaped 200 (an
+///   `apns-id` header, no body) from `return 200`, 1,000 concurrent streams per connection as APNs allows, the
+///   connection kept for every request. It checks nothing: fast enough not to be what a bench measures.
+/// - `python`: the relay tests' stand-in (`Tests/RelayTests/Peers/apns_standin.py`), which checks every header and
+///   the provider JWT's signature; single-threaded, so it caps a fast client.
+final class APNsBenchStandIn {
+    enum Kind: String {
+        case nginx, python
+    }
+
+    let kind: Kind
+    /// `https://127.0.0.1:<port>`.
+    let url: String
+    /// The certificate the stand-in serves, to pass as `APNS_CA_FILE` / `--cacert`.
+    let caFile: String
+    /// The stand-in's own process (its CPU time shows whether it was the bottleneck).
+    var pid: pid_t { process.processIdentifier }
+    private let process: Process
+    private let log: String
+
+    private init(kind: Kind, url: String, caFile: String, process: Process, log: String) {
+        self.kind = kind
+        self.url = url
+        self.caFile = caFile
+        self.process = process
+        self.log = log
+    }
+
+    /// Starts the stand-in in `directory`. The Python one verifies JWTs against the P-256 key in `keyFile`.
+    static func start(_ kind: Kind, directory: String, keyFile: String, keyID: String, teamID: String, topic: String) throws -> APNsBenchStandIn {
+        switch kind {
+        case .nginx: return try startNginx(directory: directory)
+        case .python: return try startPython(directory: directory, keyFile: keyFile, keyID: keyID, teamID: teamID, topic: topic)
+        }
+    }
+
+    /// What the stand-in logged so far.
+    func received() throws -> (count: Int, ok: Int, violations: Int, connections: Int) {
+        var count = 0, ok = 0, violations = 0
+        var connections = Set<Int>()
+        for line in try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n") {
+            switch kind {
+            case .nginx:
+                // `$connection $status`, one line per request.
+                let fields = line.split(separator: " ")
+                guard fields.count == 2, let connection = Int(fields[0]) else { continue }
+                count += 1
+                if fields[1] == "200" { ok += 1 }
+                connections.insert(connection)
+            case .python:
+                guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+                count += 1
+                if object["status"] as? Int == 200 { ok += 1 }
+                if !(object["violation"] is NSNull) { violations += 1 }
+                if let connection = object["conn"] as? Int { connections.insert(connection) }
+            }
+        }
+        return (count, ok, violations, connections.count)
+    }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, kind == .nginx ? SIGTERM : SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+
+    private static func startNginx(directory d: String) throws -> APNsBenchStandIn {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") else { throw BenchFailure("--stand-in nginx needs Debian's nginx (/usr/sbin/nginx)") }
+        let made = try RelayBenchSupport.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                                  "-keyout", d + "/apns.key", "-out", d + "/apns.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
+                                                                  "-addext", "subjectAltName=IP:127.0.0.1"])
+        guard made.status == 0 else { throw BenchFailure("openssl: \(made.stderr)") }
+        let port = freePort()
+        let log = d + "/apns-access.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        // nginx 1.22: `listen … http2`; `keepalive_requests` also bounds the requests on one HTTP/2 connection.
+        let config = """
+            worker_processes 1;
+            user root;
+            daemon off;
+            pid \(d)/apns-nginx.pid;
+            error_log \(d)/apns-nginx-error.log warn;
+            events { worker_connections 1024; }
+            http {
+                client_body_temp_path \(d)/body; proxy_temp_path \(d)/proxy; fastcgi_temp_path \(d)/fastcgi;
+                uwsgi_temp_path \(d)/uwsgi; scgi_temp_path \(d)/scgi;
+                log_format apns '$connection $status';
+                server {
+                    listen 127.0.0.1:\(port) ssl http2;
+                    ssl_certificate \(d)/apns.pem; ssl_certificate_key \(d)/apns.key;
+                    ssl_protocols TLSv1.2 TLSv1.3;
+                    http2_max_concurrent_streams 1000;
+                    keepalive_requests 10000000;
+                    keepalive_timeout 120s;
+                    access_log \(log) apns;
+                    location /3/device/ {
+                        add_header apns-id $request_id always;
+                        return 200;
+                    }
+                    location / { return 404; }
+                }
+            }
+            """
+        try config.write(toFile: d + "/apns-nginx.conf", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        process.arguments = ["-c", d + "/apns-nginx.conf", "-p", d]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let standIn = APNsBenchStandIn(kind: .nginx, url: "https://127.0.0.1:\(port)", caFile: d + "/apns.pem", process: process, log: log)
+        // Ready once it accepts connections (nothing is logged for a bare connect).
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline && process.isRunning {
+            if canConnect(port) { return standIn }
+            usleep(20_000)
+        }
+        standIn.stop()
+        throw BenchFailure("nginx did not start: \((try? String(contentsOfFile: d + "/apns-nginx-error.log", encoding: .utf8)) ?? "")")
+    }
+
+    private static func startPython(directory: String, keyFile: String, keyID: String, teamID: String, topic: String) throws -> APNsBenchStandIn {
+        let script: [String: Any] = ["p8": keyFile, "key_id": keyID, "team_id": teamID, "topic": topic, "answers": [String: Any](), "default": ["status": 200]]
+        try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: directory + "/script.json"))
+        let log = directory + "/log.jsonl"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-u", APNsStandInProcess.peersDirectory + "/apns_standin.py", "--script", directory + "/script.json", "--log", log,
+                             "--cert-dir", directory]
+        let portFile = directory + "/port.txt"
+        _ = FileManager.default.createFile(atPath: portFile, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: portFile))
+        process.standardError = FileHandle.standardError
+        try process.run()
+        var port: Int?
+        let deadline = Date().addingTimeInterval(15)
+        while port == nil && Date() < deadline && process.isRunning {
+            let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
+            port = text.split(separator: "\n").first { $0.hasPrefix("PORT ") }.flatMap { Int($0.dropFirst(5)) }
+            if port == nil { usleep(50_000) }
+        }
+        let standIn = APNsBenchStandIn(kind: .python, url: "https://127.0.0.1:\(port ?? 0)", caFile: directory + "/ca.pem", process: process, log: log)
+        guard port != nil else {
+            standIn.stop()
+            throw BenchFailure("the APNs stand-in did not start (needs /usr/bin/python3 with python3-h2 and python3-cryptography)")
+        }
+        return standIn
+    }
+
+    private static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}
