@@ -4,9 +4,9 @@ import Foundation
 /// An APNs stand-in for the push benches: HTTP/2 over TLS on loopback, answering 200 to every push, with a log of
 /// the requests it received (count, 200s, refused checks, distinct connections).
 ///
-/// - `nginx`: nginx (`/usr/sbin/nginx`, one worker) answering `POST /3/device/<token>` with an APNs-shaped 200 (an
-///   `apns-id` header, no body) from `return 200`, 1,000 concurrent streams per connection as APNs allows, the
-///   connection kept for every request. It checks nothing: fast enough not to be what a bench measures.
+/// - `nginx`: nginx (`/usr/sbin/nginx`, two workers) answering `POST /3/device/<token>` with an APNs-shaped 200 (an
+///   `apns-id` header, no body) once it has read the body, 1,000 concurrent streams per connection as APNs allows,
+///   the connection kept for every request. It checks nothing: fast enough not to be what a bench measures.
 /// - `python`: the relay tests' stand-in (`Tests/RelayTests/Peers/apns_standin.py`), which checks every header and
 ///   the provider JWT's signature; single-threaded, so it caps a fast client.
 final class APNsBenchStandIn {
@@ -23,8 +23,10 @@ final class APNsBenchStandIn {
     var pid: pid_t { process.processIdentifier }
     private let process: Process
     private let log: String
+    private let directory: String
 
     private init(kind: Kind, url: String, caFile: String, process: Process, log: String) {
+        directory = URL(fileURLWithPath: log).deletingLastPathComponent().path
         self.kind = kind
         self.url = url
         self.caFile = caFile
@@ -64,6 +66,12 @@ final class APNsBenchStandIn {
         return (count, ok, violations, connections.count)
     }
 
+    /// The end of the stand-in's error log (nginx), for a failure message.
+    func errorLogTail() -> String {
+        guard kind == .nginx, let text = try? String(contentsOfFile: directory + "/apns-nginx-error.log", encoding: .utf8) else { return "" }
+        return String(text.suffix(600))
+    }
+
     func stop() {
         if process.isRunning {
             kill(process.processIdentifier, kind == .nginx ? SIGTERM : SIGKILL)
@@ -82,14 +90,15 @@ final class APNsBenchStandIn {
         let port = freePort()
         let log = d + "/apns-access.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        // nginx 1.22: `listen … http2`; `keepalive_requests` also bounds the requests on one HTTP/2 connection.
+        // nginx 1.22: `listen … http2`; `keepalive_requests` also bounds the requests on one HTTP/2 connection, and
+        // every open stream takes its own worker connection (so 1,024 would not hold 1,000 streams).
         let config = """
-            worker_processes 1;
+            worker_processes 2;
             user root;
             daemon off;
             pid \(d)/apns-nginx.pid;
             error_log \(d)/apns-nginx-error.log warn;
-            events { worker_connections 1024; }
+            events { worker_connections 8192; }
             http {
                 client_body_temp_path \(d)/body; proxy_temp_path \(d)/proxy; fastcgi_temp_path \(d)/fastcgi;
                 uwsgi_temp_path \(d)/uwsgi; scgi_temp_path \(d)/scgi;
@@ -102,11 +111,25 @@ final class APNsBenchStandIn {
                     keepalive_requests 10000000;
                     keepalive_timeout 120s;
                     access_log \(log) apns;
+                    # Each push's body is read whole (proxy_pass buffers it) and answered by a second server over a Unix
+                    # socket: answered straight from `return`, nginx 1.22 resets the streams whose body is still
+                    # arriving, which libcurl 7.88 reports as failed transfers.
                     location /3/device/ {
+                        proxy_pass http://answer;
+                        proxy_http_version 1.1;
+                        proxy_set_header Connection "";
+                    }
+                    location / { return 404; }
+                }
+                upstream answer { server unix:\(d)/apns-answer.sock; keepalive 64; }
+                server {
+                    listen unix:\(d)/apns-answer.sock;
+                    access_log off;
+                    keepalive_requests 10000000;
+                    location / {
                         add_header apns-id $request_id always;
                         return 200;
                     }
-                    location / { return 404; }
                 }
             }
             """

@@ -82,7 +82,7 @@ enum SendWakeupsBench {
                                                      environment: environment)
                 let counts = RelayBenchSupport.counts(pass.stdout)
                 guard pass.status == 0, counts["delivered"] == pushes else {
-                    throw BenchFailure("\(name) did not deliver every push: \(pass.stdout) \(pass.stderr.prefix(500))")
+                    throw BenchFailure("\(name) did not deliver every push: \(pass.stdout) \(pass.stderr.prefix(500)) \(standIn.errorLogTail())")
                 }
                 let after = try standIn.received()
                 guard after.violations == before.violations else { throw BenchFailure("the stand-in refused \(after.violations - before.violations) of \(name)'s requests") }
