@@ -179,12 +179,9 @@ struct SendWakeupsJob: Job {
         for start in stride(from: 0, to: dueDevices.count, by: Self.batchSize) {
             try context.checkCancellation()
             let batch = dueDevices[start..<min(start + Self.batchSize, dueDevices.count)]
-            try db.write { db in
-                for device in batch {
-                    // Only the trigger the claim saw: one recorded since (its clock may read earlier than ours) stays.
-                    try db.execute("UPDATE relay_devices SET last_push_at = ? WHERE id = ? AND last_trigger_at = ?", [now, device, seenTriggers[device]])
-                }
-            }
+            // Only the trigger the claim saw: one recorded since (its clock may read earlier than ours) stays.
+            let seen = batch.compactMap { device in seenTriggers[device].map { (id: device, seenTrigger: $0) } }
+            try db.write { db in try RelayRows.consumeTriggers(db, devices: seen, at: now) }
         }
 
         if (tally[.configuration] ?? 0) > 0 {
