@@ -42,28 +42,45 @@ final class APNsBenchStandIn {
         }
     }
 
-    /// What the stand-in logged so far.
-    func received() throws -> (count: Int, ok: Int, violations: Int, connections: Int) {
-        var count = 0, ok = 0, violations = 0
-        var connections = Set<Int>()
-        for line in try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n") {
+    /// One request the stand-in logged.
+    struct Entry {
+        let connection: Int
+        let status: Int
+        /// The device token the push was addressed to.
+        let token: String?
+        /// A check the Python stand-in refused (nginx checks nothing).
+        let refused: Bool
+    }
+
+    /// Every request logged so far, in order.
+    func entries() throws -> [Entry] {
+        try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").compactMap { line in
             switch kind {
             case .nginx:
-                // `$connection $status`, one line per request.
+                // `$connection $status $uri`, one line per request.
                 let fields = line.split(separator: " ")
-                guard fields.count == 2, let connection = Int(fields[0]) else { continue }
-                count += 1
-                if fields[1] == "200" { ok += 1 }
-                connections.insert(connection)
+                guard fields.count == 3, let connection = Int(fields[0]), let status = Int(fields[1]) else { return nil }
+                let prefix = "/3/device/"
+                return Entry(connection: connection, status: status,
+                             token: fields[2].hasPrefix(prefix) ? String(fields[2].dropFirst(prefix.count)) : nil, refused: false)
             case .python:
-                guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
-                count += 1
-                if object["status"] as? Int == 200 { ok += 1 }
-                if !(object["violation"] is NSNull) { violations += 1 }
-                if let connection = object["conn"] as? Int { connections.insert(connection) }
+                guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+                return Entry(connection: object["conn"] as? Int ?? 0, status: object["status"] as? Int ?? 0, token: object["token"] as? String,
+                             refused: !(object["violation"] is NSNull))
             }
         }
-        return (count, ok, violations, connections.count)
+    }
+
+    /// What the stand-in logged so far: requests, 200s, refused checks, distinct connections.
+    func received() throws -> (count: Int, ok: Int, violations: Int, connections: Int) {
+        let all = try entries()
+        return (all.count, all.filter { $0.status == 200 }.count, all.filter(\.refused).count, Set(all.map(\.connection)).count)
+    }
+
+    /// The processes that answer (nginx's master and its workers; the Python process).
+    func processes() -> [pid_t] {
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        return [pid] + children.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
     /// The end of the stand-in's error log (nginx), for a failure message.
@@ -102,7 +119,7 @@ final class APNsBenchStandIn {
             http {
                 client_body_temp_path \(d)/body; proxy_temp_path \(d)/proxy; fastcgi_temp_path \(d)/fastcgi;
                 uwsgi_temp_path \(d)/uwsgi; scgi_temp_path \(d)/scgi;
-                log_format apns '$connection $status';
+                log_format apns '$connection $status $uri';
                 server {
                     listen 127.0.0.1:\(port) ssl http2;
                     ssl_certificate \(d)/apns.pem; ssl_certificate_key \(d)/apns.key;
