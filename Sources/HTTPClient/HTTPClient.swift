@@ -4,9 +4,9 @@ import CShims
 /// An HTTP client on libcurl: HTTP/1.1 and HTTP/2 (ALPN or prior knowledge), timeouts, a response
 /// body cap, TLS verification with an optional extra CA file and public-key pin.
 ///
-/// Thread-safe: the client holds only immutable options; every `send` and `batch` uses its own
-/// libcurl handles and frees them before returning. `send` opens a new connection per call; `batch`
-/// multiplexes its requests over one connection per host.
+/// Thread-safe: the client holds only immutable options; every `send`, `batch` and `stream` uses its own
+/// libcurl handles and frees them before returning. `send` opens a new connection per call; `batch` and
+/// `stream` multiplex their requests over one connection per host.
 public final class HTTPClient: Sendable {
     public let options: Options
 
@@ -47,18 +47,35 @@ public final class HTTPClient: Sendable {
     }
 
     /// Sends many requests concurrently, multiplexed as HTTP/2 streams over one connection per host,
-    /// and returns one result per request, in request order. See `batchWithStatistics`.
+    /// and returns one result per request, in request order. See `stream`.
     public func batch(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
                       isCancelled: (() -> Bool)? = nil) -> [Result<HTTPResponse, HTTPError>] {
         batchWithStatistics(requests, maxConcurrentStreams: maxConcurrentStreams, isCancelled: isCancelled).results
     }
 
-    /// Sends many requests over libcurl's multi interface: `CURLMOPT_PIPELINING = CURLPIPE_MULTIPLEX`,
-    /// `CURLOPT_PIPEWAIT` on every transfer (wait for the first connection and multiplex on it rather
-    /// than open another), at most one connection per host (`CURLMOPT_MAX_HOST_CONNECTIONS = 1`) and
-    /// at most `maxConcurrentStreams` transfers in flight (also passed as `CURLMOPT_MAX_CONCURRENT_STREAMS`;
-    /// the server's own SETTINGS limit applies too). Over HTTP/1.1 the same requests run one after the
-    /// other on the one connection.
+    /// `batch`, with the connections it opened. The results are collected from `stream`.
+    public func batchWithStatistics(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
+                                    isCancelled: (() -> Bool)? = nil) -> BatchOutcome {
+        var results = [Result<HTTPResponse, HTTPError>](repeating: .failure(.cancelled), count: requests.count)
+        let connections = stream(count: requests.count, maxConcurrentStreams: maxConcurrentStreams, isCancelled: isCancelled,
+                                 request: { requests[$0] }, onResult: { results[$0] = $1 })
+        return BatchOutcome(results: results, connectionsOpened: connections)
+    }
+
+    /// Sends `count` requests over libcurl's multi interface, building each one (`request(index)`) only when a stream
+    /// is free for it and handing each answer to `onResult` as it arrives, so a caller holds neither all the requests
+    /// nor all the answers: memory stays flat however many requests there are. Returns the connections libcurl
+    /// opened (`CURLINFO_NUM_CONNECTS` summed over the transfers).
+    ///
+    /// `onResult` is called exactly once for every index in `0..<count`, on the calling thread, between libcurl
+    /// steps: as each transfer finishes (in completion order), at once for a request refused by `mayStart` or one
+    /// that could not be set up, and at the end, in index order, with `HTTPError.cancelled` for those never started.
+    ///
+    /// `CURLMOPT_PIPELINING = CURLPIPE_MULTIPLEX`, `CURLOPT_PIPEWAIT` on every transfer (wait for the first
+    /// connection and multiplex on it rather than open another), at most one connection per host
+    /// (`CURLMOPT_MAX_HOST_CONNECTIONS = 1`) and at most `maxConcurrentStreams` transfers in flight (also passed as
+    /// `CURLMOPT_MAX_CONCURRENT_STREAMS`; the server's own SETTINGS limit applies too). Over HTTP/1.1 the same
+    /// requests run one after the other on the one connection.
     ///
     /// At most `maxConcurrentStreams` easy handles exist; each is reset and reused for the next request.
     /// Per-request timeouts (`Options.totalTimeout`) start when a request is handed to libcurl.
@@ -69,31 +86,24 @@ public final class HTTPClient: Sendable {
     /// `HTTPError.cancelled`; transfers already in flight finish (bounded by `Options.totalTimeout`), so a
     /// request is never left in an unknown half-sent state by the cancellation itself.
     ///
-    /// `onResult`, when given, is called with (request index, result) as each request finishes — on the calling
-    /// thread, between libcurl steps — so a caller can record answers as they arrive rather than at the end.
-    ///
-    /// `mayStart`, when given, is asked (on the calling thread) right before each request is handed to libcurl;
-    /// a request it refuses is not sent and fails with `HTTPError.cancelled`, the others go on. With `startWithin`,
-    /// a request libcurl would start writing later than that many seconds after it was handed over (waiting for the
-    /// connection, or for a free stream on it) is abandoned with nothing written: it fails with a `.timeout`
-    /// transport error carrying `CURLE_ABORTED_BY_CALLBACK`.
-    public func batchWithStatistics(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
-                                    isCancelled: (() -> Bool)? = nil, mayStart: ((Int) -> Bool)? = nil, startWithin: Double? = nil,
-                                    onResult: ((Int, Result<HTTPResponse, HTTPError>) -> Void)? = nil) -> BatchOutcome {
-        var results = [Result<HTTPResponse, HTTPError>?](repeating: nil, count: requests.count)
-        var connections = 0
-        func outcome() -> BatchOutcome {
-            BatchOutcome(results: results.map { $0 ?? .failure(.cancelled) },
-                         connectionsOpened: connections)
-        }
-        guard !requests.isEmpty else { return outcome() }
+    /// `mayStart`, when given, is asked (on the calling thread) right before each request is built and handed to
+    /// libcurl; a request it refuses is not sent and fails with `HTTPError.cancelled`, the others go on. With
+    /// `startWithin`, a request libcurl would start writing later than that many seconds after it was handed over
+    /// (waiting for the connection, or for a free stream on it) is abandoned with nothing written: it fails with a
+    /// `.timeout` transport error carrying `CURLE_ABORTED_BY_CALLBACK`.
+    @discardableResult
+    public func stream(count: Int, maxConcurrentStreams: Int = 100, isCancelled: (() -> Bool)? = nil,
+                       mayStart: ((Int) -> Bool)? = nil, startWithin: Double? = nil,
+                       request: (Int) -> HTTPRequest, onResult: (Int, Result<HTTPResponse, HTTPError>) -> Void) -> Int {
+        guard count > 0 else { return 0 }
         guard curlGlobalInitResult == CURLE_OK, let multi = curl_multi_init() else {
             let failure = HTTPError.transport(kind: .other, curlCode: Int(curlGlobalInitResult == CURLE_OK ? CURLE_OUT_OF_MEMORY.rawValue : curlGlobalInitResult.rawValue))
-            results = requests.map { _ in .failure(failure) }
-            return outcome()
+            for index in 0..<count { onResult(index, .failure(failure)) }
+            return 0
         }
         defer { curl_multi_cleanup(multi) }
-        let slotCount = max(1, min(maxConcurrentStreams, requests.count))
+        var connections = 0
+        let slotCount = max(1, min(maxConcurrentStreams, count))
         _ = shim_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = shim_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1)
         _ = shim_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, slotCount)
@@ -117,16 +127,21 @@ public final class HTTPClient: Sendable {
             var next = 0
             var active = 0
             var cancelled = false
-            while (next < requests.count && !cancelled) || active > 0 {
-                if !cancelled, next < requests.count, let isCancelled, isCancelled() {
-                    cancelled = true  // the requests from `next` on stay nil: reported as .cancelled
+            defer {
+                // Requests never handed over (cancelled, or the multi handle failed): reported in index order.
+                for index in next..<count { onResult(index, .failure(.cancelled)) }
+            }
+            while (next < count && !cancelled) || active > 0 {
+                if !cancelled, next < count, let isCancelled, isCancelled() {
+                    cancelled = true  // the requests from `next` on are reported as .cancelled
                 }
-                // Hand pending requests to libcurl while slots are free.
-                while !cancelled, active < slotCount, next < requests.count, let slot = freeSlots.popLast() {
+                // Build and hand pending requests to libcurl while slots are free.
+                while !cancelled, active < slotCount, next < count, let slot = freeSlots.popLast() {
                     let index = next
                     next += 1
                     if let mayStart, !mayStart(index) {
-                        freeSlots.append(slot)  // results[index] stays nil: reported as .cancelled
+                        freeSlots.append(slot)
+                        onResult(index, .failure(.cancelled))
                         continue
                     }
                     let handle: UnsafeMutableRawPointer
@@ -137,26 +152,27 @@ public final class HTTPClient: Sendable {
                         handles[slot] = created
                         handle = created
                     } else {
-                        results[index] = .failure(.transport(kind: .other, curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue)))
                         freeSlots.append(slot)
+                        onResult(index, .failure(.transport(kind: .other, curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue))))
                         continue
                     }
                     states[slot].reset(limit: options.maxResponseBodyBytes)
                     do throws(HTTPError) {
-                        try configure(handle, request: requests[index], options: options, state: states[slot], multiplexing: true)
+                        // The request lives only while it is configured: libcurl copies its strings and body.
+                        try configure(handle, request: request(index), options: options, state: states[slot], multiplexing: true)
                         try checkSetPrivate(handle, slot: slot)
                         if let startWithin { try setStartDeadline(handle, state: states[slot], within: startWithin) }
                     } catch {
-                        results[index] = .failure(error)
                         states[slot].reset(limit: options.maxResponseBodyBytes)
                         freeSlots.append(slot)
+                        onResult(index, .failure(error))
                         continue
                     }
                     let added = curl_multi_add_handle(multi, handle)
                     guard added == CURLM_OK else {
-                        results[index] = .failure(.transport(kind: .other, curlCode: Int(CURLE_FAILED_INIT.rawValue)))
                         states[slot].reset(limit: options.maxResponseBodyBytes)
                         freeSlots.append(slot)
+                        onResult(index, .failure(.transport(kind: .other, curlCode: Int(CURLE_FAILED_INIT.rawValue))))
                         continue
                     }
                     requestInSlot[slot] = index
@@ -168,13 +184,14 @@ public final class HTTPClient: Sendable {
                 let performed = curl_multi_perform(multi, &running)
                 if performed != CURLM_OK {
                     // The multi handle is unusable: fail what is in flight and what is left.
+                    let failure = HTTPError.transport(kind: .other, curlCode: Int(CURLE_FAILED_INIT.rawValue))
                     for slot in 0..<slotCount where requestInSlot[slot] >= 0 {
-                        results[requestInSlot[slot]] = .failure(.transport(kind: .other, curlCode: Int(CURLE_FAILED_INIT.rawValue)))
+                        let index = requestInSlot[slot]
                         if let handle = handles[slot] { release(slot: slot, handle: handle) }
+                        onResult(index, .failure(failure))
                     }
-                    for index in next..<requests.count {
-                        results[index] = .failure(.transport(kind: .other, curlCode: Int(CURLE_FAILED_INIT.rawValue)))
-                    }
+                    for index in next..<count { onResult(index, .failure(failure)) }
+                    next = count
                     return
                 }
 
@@ -190,20 +207,20 @@ public final class HTTPClient: Sendable {
                     let finished = states[slot].startedTooLate
                         ? .failure(.transport(kind: .timeout, curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue)))
                         : finish(handle, code: code, state: states[slot], options: options)
-                    results[requestInSlot[slot]] = finished
-                    onResult?(requestInSlot[slot], finished)
+                    let index = requestInSlot[slot]
                     connections += newConnections(handle)
                     release(slot: slot, handle: handle)
                     active -= 1
                     completed += 1
+                    onResult(index, finished)
                 }
                 // Wait for socket activity unless finished transfers freed slots for waiting requests.
-                if active > 0, !(completed > 0 && next < requests.count && !cancelled) {
+                if active > 0, !(completed > 0 && next < count && !cancelled) {
                     _ = curl_multi_poll(multi, nil, 0, 200, nil)
                 }
             }
         }
-        return outcome()
+        return connections
     }
 }
 

@@ -56,25 +56,34 @@ final class TransferState {
         return true
     }
 
+    /// Reads one header line as libcurl hands it over, on its bytes (no Foundation string work: this runs for every
+    /// header of every response).
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
         var end = bytes.count
         while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
-        let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
+        if end == 0 { return }
+        if end >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F {  // "HTTP/"
             headers = []  // a new response begins (redirect hop, 1xx interim answer)
             return
         }
-        if line.isEmpty { return }
-        if line.first == " " || line.first == "\t" {  // obsolete line folding
+        if isBlank(bytes[0]) {  // obsolete line folding
+            var start = 0
+            while start < end, isBlank(bytes[start]) { start += 1 }
+            var last = end
+            while last > start, isBlank(bytes[last - 1]) { last -= 1 }
             if !headers.isEmpty {
-                headers[headers.count - 1].value += " " + line.trimmingCharacters(in: .whitespaces)
+                headers[headers.count - 1].value += " " + String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<last]), as: UTF8.self)
             }
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = String(line[..<colon])
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
-        headers.append((name: name, value: value))
+        guard let colon = bytes[0..<end].firstIndex(of: 0x3A) else { return }
+        var start = colon + 1
+        while start < end, isBlank(bytes[start]) { start += 1 }
+        var last = end
+        while last > start, isBlank(bytes[last - 1]) { last -= 1 }
+        headers.append((name: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self),
+                        value: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<last]), as: UTF8.self)))
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import HTTPClient
 import Runner
 import Store
 
@@ -22,7 +21,8 @@ final class AnswerRecorder {
     private let clock: () -> Int64
     /// The stamp (`sent_at`) this pass holds on each target's token, as written; nil once given up.
     private(set) var stamps: [Int64?]
-    private var pending: [(target: Int, answer: Result<HTTPResponse, HTTPError>)] = []
+    /// Answers not yet written: the target, whether its push was sent, and what its answer means.
+    private var pending: [(target: Int, sent: Bool, result: APNsPush.Result)] = []
     private var answered = Set<Int>()
     private var lastFlush = Date()
     private(set) var failure: Error?
@@ -41,61 +41,119 @@ final class AnswerRecorder {
         stamps[index] = stamp
     }
 
-    /// Queues the answer for `targets[target]`; writes the queue when it is full or old enough.
-    func record(target: Int, _ answer: Result<HTTPResponse, HTTPError>) {
-        pending.append((target, answer))
+    /// Queues the answer for `targets[target]` (`sent` false: its push never left, the stamp is released); writes
+    /// the queue when it is full or old enough.
+    func record(target: Int, _ result: APNsPush.Result, sent: Bool) {
+        pending.append((target, sent, result))
         if pending.count >= Self.batchSize || Date().timeIntervalSince(lastFlush) >= Self.flushInterval {
             do { try flush() } catch { if failure == nil { failure = error } }
         }
     }
 
-    /// Writes every queued answer in one transaction.
+    /// Writes every queued answer in one transaction, a few statements for the whole queue (`RelayRows`): the stamps
+    /// released, the stamps moved to the answer's time (one compare-and-set per stamp held), the results (one
+    /// statement per distinct result) and the retries. A target queued twice (a push sent again) is written in a
+    /// later step of the same transaction, after its first answer.
     func flush() throws {
         lastFlush = Date()
         guard !pending.isEmpty, failure == nil else { return }
         let batch = pending
         pending.removeAll(keepingCapacity: true)
         let answeredAt = clock()
-        var moved: [(Int, Int64?)] = []
+        var moved: [Int: Int64?] = [:]
         try database.write { db in
-            for (index, answer) in batch {
-                let row = targets[index].tokenRow
-                if case .failure(.cancelled) = answer {
-                    guard !answered.contains(index), let stamp = stamps[index] else { continue }
-                    try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND sent_at = ?", [targets[index].previousSentAt, row, stamp])
-                    moved.append((index, nil))
-                    continue
-                }
-                answered.insert(index)
-                var holds = false
-                if let stamp = stamps[index] {
-                    holds = try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND sent_at = ?", [answeredAt, row, stamp]) > 0
-                    moved.append((index, holds ? answeredAt : nil))
-                }
-                let result = APNsPush.result(answer)
-                let retry = [.retryNextPass, .remintProviderToken, .configuration].contains(result.action) ? 1 : 0
-                if let status = result.status {
-                    try db.execute("""
-                        UPDATE relay_tokens SET result_status = ?, result_reason = ?, result_at = ?, invalidated_at = ?, retry_due = ? WHERE id = ?
-                        """, [status, result.reason, now, result.invalidatedAt, retry, row])
-                } else if holds {
-                    // No answer: retried next pass — unless another pass took the claim meanwhile (its answer decides).
-                    try db.execute("UPDATE relay_tokens SET retry_due = 1 WHERE id = ?", [row])
-                }
+            var start = 0
+            while start < batch.count {
+                var seen = Set<Int>()
+                var end = start
+                while end < batch.count, seen.insert(batch[end].target).inserted { end += 1 }
+                try write(batch[start..<end], db, answeredAt: answeredAt, moved: &moved)
+                start = end
             }
         }
         for (index, stamp) in moved { stamps[index] = stamp }
     }
 
-    /// Releases the stamps of `indices` (a pass stopped before sending anything, a claim given up).
+    /// A stamp change shared by many rows.
+    private struct StampMove: Hashable {
+        let from: Int64
+        let to: Int64?
+    }
+
+    /// A result shared by many rows.
+    private struct Verdict: Hashable {
+        let status: Int
+        let reason: String?
+        let invalidatedAt: Int64?
+        let retry: Int
+    }
+
+    /// Writes `step` (each target at most once) inside the open transaction; `moved` collects the stamps as they will
+    /// be once it commits.
+    private func write(_ step: ArraySlice<(target: Int, sent: Bool, result: APNsPush.Result)>, _ db: Database, answeredAt: Int64,
+                       moved: inout [Int: Int64?]) throws {
+        // Pushes never sent: the stamp goes back to what it was, unless the token has an answer from this pass.
+        var releases: [StampMove: [Int]] = [:]
+        for (index, sent, _) in step where !sent {
+            guard !answered.contains(index), let stamp = moved[index] ?? stamps[index] else { continue }
+            releases[StampMove(from: stamp, to: targets[index].previousSentAt), default: []].append(index)
+        }
+        for (move, indices) in releases {
+            _ = try RelayRows.moveStamps(db, rows: indices.map { targets[$0].tokenRow }, from: move.from, to: move.to)
+            for index in indices { moved[index] = .some(nil) }
+        }
+        // Answers: the stamp moves to the answer's time where this pass still holds it.
+        var answers: [Int64: [Int]] = [:]
+        for (index, sent, _) in step where sent {
+            answered.insert(index)
+            if let stamp = moved[index] ?? stamps[index] { answers[stamp, default: []].append(index) }
+        }
+        var holding = Set<Int>()
+        for (stamp, indices) in answers {
+            let changed = try RelayRows.moveStamps(db, rows: indices.map { targets[$0].tokenRow }, from: stamp, to: answeredAt)
+            for index in indices {
+                let holds = changed.contains(targets[index].tokenRow)
+                if holds { holding.insert(index) }
+                moved[index] = .some(holds ? answeredAt : nil)
+            }
+        }
+        // The results, one statement per distinct result; no answer: retried next pass — unless another pass took the
+        // claim meanwhile (its answer decides).
+        var verdicts: [Verdict: [Int64]] = [:]
+        var retries: [Int64] = []
+        for (index, sent, result) in step where sent {
+            let retry = [.retryNextPass, .remintProviderToken, .configuration].contains(result.action) ? 1 : 0
+            if let status = result.status {
+                verdicts[Verdict(status: status, reason: result.reason, invalidatedAt: result.invalidatedAt, retry: retry), default: []].append(targets[index].tokenRow)
+            } else if holding.contains(index) {
+                retries.append(targets[index].tokenRow)
+            }
+        }
+        for (verdict, rows) in verdicts {
+            let (clause, argument) = RelayRows.clause(db, rows)
+            try db.execute("""
+                UPDATE relay_tokens SET result_status = ?, result_reason = ?, result_at = ?, invalidated_at = ?, retry_due = ? WHERE \(clause)
+                """, [verdict.status, verdict.reason, now, verdict.invalidatedAt, verdict.retry, argument])
+        }
+        if !retries.isEmpty {
+            let (clause, argument) = RelayRows.clause(db, retries)
+            try db.execute("UPDATE relay_tokens SET retry_due = 1 WHERE \(clause)", [argument])
+        }
+    }
+
+    /// Releases the stamps of `indices` (a pass stopped before sending anything, a claim given up): a compare-and-set
+    /// per stamp held and earlier value, in transactions of `SendWakeupsJob.batchSize` targets.
     func releaseStamps<S: Sequence>(_ indices: S) throws where S.Element == Int {
         let all = Array(indices)
         for start in stride(from: 0, to: all.count, by: SendWakeupsJob.batchSize) {
+            var releases: [StampMove: [Int64]] = [:]
+            for index in all[start..<min(start + SendWakeupsJob.batchSize, all.count)] {
+                guard let stamp = stamps[index] else { continue }
+                releases[StampMove(from: stamp, to: targets[index].previousSentAt), default: []].append(targets[index].tokenRow)
+            }
+            guard !releases.isEmpty else { continue }
             try database.write { db in
-                for index in all[start..<min(start + SendWakeupsJob.batchSize, all.count)] {
-                    guard let stamp = stamps[index] else { continue }
-                    try db.execute("UPDATE relay_tokens SET sent_at = ? WHERE id = ? AND sent_at = ?", [targets[index].previousSentAt, targets[index].tokenRow, stamp])
-                }
+                for (move, rows) in releases { _ = try RelayRows.moveStamps(db, rows: rows, from: move.from, to: move.to) }
             }
         }
         for index in all { stamps[index] = nil }

@@ -179,12 +179,9 @@ struct SendWakeupsJob: Job {
         for start in stride(from: 0, to: dueDevices.count, by: Self.batchSize) {
             try context.checkCancellation()
             let batch = dueDevices[start..<min(start + Self.batchSize, dueDevices.count)]
-            try db.write { db in
-                for device in batch {
-                    // Only the trigger the claim saw: one recorded since (its clock may read earlier than ours) stays.
-                    try db.execute("UPDATE relay_devices SET last_push_at = ? WHERE id = ? AND last_trigger_at = ?", [now, device, seenTriggers[device]])
-                }
-            }
+            // Only the trigger the claim saw: one recorded since (its clock may read earlier than ours) stays.
+            let seen = batch.compactMap { device in seenTriggers[device].map { (id: device, seenTrigger: $0) } }
+            try db.write { db in try RelayRows.consumeTriggers(db, devices: seen, at: now) }
         }
 
         if (tally[.configuration] ?? 0) > 0 {
@@ -236,8 +233,6 @@ struct SendWakeupsJob: Job {
             let positions = selected.indices.filter { targets[selected[$0]].environment == environment }
             guard !positions.isEmpty else { continue }
             let base = config.baseURL(for: environment)
-            let requests = positions.map { APNsPush.request(baseURL: base, token: targets[selected[$0]].token, jwt: jwt, topic: config.topic, nowMilliseconds: now) }
-            var recorded = Set<Int>()
             var held = Set<Int>(), lost = Set<Int>()
             var renewalFailure: Error?
             let mayStart = { (offset: Int) -> Bool in
@@ -253,25 +248,27 @@ struct SendWakeupsJob: Job {
                 }
                 return held.contains(selected[positions[offset]])
             }
-            let outcome = client.batchWithStatistics(requests, maxConcurrentStreams: Self.maxConcurrentStreams,
-                                                     isCancelled: { renewalFailure != nil || isCancelled() }, mayStart: mayStart,
-                                                     startWithin: Double(WakeupClaim.sendMarginMilliseconds) / 1000) { offset, answer in
-                recorded.insert(offset)
-                recorder.record(target: selected[positions[offset]], answer)
-                answered()
-            }
-            for (offset, position) in positions.enumerated() {
-                let answer = outcome.results[offset]
-                if !recorded.contains(offset) { recorder.record(target: selected[position], answer) }
-                if lost.contains(selected[position]) {
-                    results[position] = Outcome(push: APNsPush.result(answer), sent: false, claimLost: true)
-                } else if case .failure(.cancelled) = answer {
-                    results[position] = Outcome(push: APNsPush.result(answer), sent: false)
+            // Each request is built when a stream is free for it and each answer is reduced to its outcome as it
+            // arrives: the pass holds neither every request nor every response.
+            let connections = client.stream(count: positions.count, maxConcurrentStreams: Self.maxConcurrentStreams,
+                                            isCancelled: { renewalFailure != nil || isCancelled() }, mayStart: mayStart,
+                                            startWithin: Double(WakeupClaim.sendMarginMilliseconds) / 1000,
+                                            request: { offset in
+                APNsPush.request(baseURL: base, token: targets[selected[positions[offset]]].token, jwt: jwt, topic: config.topic, nowMilliseconds: now)
+            }) { offset, answer in
+                let target = selected[positions[offset]]
+                let push = APNsPush.result(answer)
+                recorder.record(target: target, push, sent: !answer.isCancelled)
+                if lost.contains(target) {
+                    results[positions[offset]] = Outcome(push: push, sent: false, claimLost: true)
+                } else if answer.isCancelled {
+                    results[positions[offset]] = Outcome(push: push, sent: false)
                 } else {
-                    results[position] = Outcome(push: APNsPush.result(answer), sent: true)
+                    results[positions[offset]] = Outcome(push: push, sent: true)
+                    answered()
                 }
             }
-            logger.info("apns.batch", ["environment": .of(environment), "pushes": .int(positions.count), "connections": .int(outcome.connectionsOpened)])
+            logger.info("apns.batch", ["environment": .of(environment), "pushes": .int(positions.count), "connections": .int(connections)])
             if let renewalFailure { throw renewalFailure }
         }
         return results.map { $0! }
@@ -303,3 +300,11 @@ struct SendWakeupsJob: Job {
 }
 
 extension APNsResponseAction: Hashable {}
+
+extension Result where Failure == HTTPError {
+    /// The request was never handed to APNs (the pass was stopped first, or its claim was lost).
+    var isCancelled: Bool {
+        if case .failure(.cancelled) = self { return true }
+        return false
+    }
+}

@@ -126,10 +126,10 @@ struct WakeupClaim {
                                                 environment: environment, previousSentAt: try row.get(3), stamp: now + Self.claimMilliseconds))
         }
         guard !opened.isEmpty else { return }
+        let (rowsClause, rowsArgument) = RelayRows.clause(db, opened.map(\.tokenRow))
         let stamped = Set(try db.query("""
-            UPDATE relay_tokens SET sent_at = ? WHERE id IN (\(opened.map { String($0.tokenRow) }.joined(separator: ","))) \
-            AND \(WakeupDebounce.mayPushSQL()) RETURNING id
-            """, [now + Self.claimMilliseconds, window]).map { try $0.get(0, as: Int64.self) })
+            UPDATE relay_tokens SET sent_at = ? WHERE \(rowsClause) AND \(WakeupDebounce.mayPushSQL()) RETURNING id
+            """, [now + Self.claimMilliseconds, rowsArgument, window]).map { try $0.get(0, as: Int64.self) })
         targets += opened.filter { stamped.contains($0.tokenRow) }
         stampedElsewhere.formUnion(opened.map(\.tokenRow).filter { !stamped.contains($0) })
     }
@@ -139,10 +139,6 @@ struct WakeupClaim {
     /// stamp changed) is left out. Returns the token rows still held. One write transaction.
     static func renew(_ db: Database, rows: [Int64], stamp: Int64, renewedAt: Int64) throws -> Set<Int64> {
         guard !rows.isEmpty else { return [] }
-        return try db.write { db in
-            Set(try db.query("""
-                UPDATE relay_tokens SET sent_at = ? WHERE id IN (\(rows.map(String.init).joined(separator: ","))) AND sent_at = ? RETURNING id
-                """, [renewedAt + claimMilliseconds, stamp]).map { try $0.get(0, as: Int64.self) })
-        }
+        return try db.write { db in try RelayRows.moveStamps(db, rows: rows, from: stamp, to: renewedAt + claimMilliseconds) }
     }
 }

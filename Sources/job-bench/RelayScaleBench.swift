@@ -12,9 +12,10 @@ import Store
 /// is a copy of one seeded template) and ends when every process has exited; rounds run every configuration in turn
 /// and the table shows each one's median run, so the shared machine's changing load falls on all of them alike. Correctness is checked,
 /// not assumed: every process exits 0, the stand-in logged every token exactly once with a 200 and no refused
-/// check, and the store recorded every answer and consumed every trigger. The pushes go to the relay tests' HTTP/2
-/// APNs stand-in (TLS, provider JWT checked per request): its CPU time is reported, so a saturated stand-in (busy
-/// ≈ 100 % of the wall time: it is single-threaded) shows as the bottleneck instead of hiding in the figures.
+/// check, and the store recorded every answer and consumed every trigger. The pushes go to an HTTP/2 APNs stand-in
+/// (`APNsBenchStandIn`): by default nginx answering 200, which is not the bottleneck; `--stand-in python` uses the relay
+/// tests' one (provider JWT checked per request, single-threaded). Its CPU time is reported (summed over nginx's
+/// processes), so a saturated stand-in shows as the bottleneck instead of hiding in the figures.
 /// PostgreSQL runs durable by default (`fsync` on, as SQLite's `synchronous=FULL` is), with room for the whole
 /// run in the write-ahead log so no checkpoint lands in one run and not another.
 enum RelayScaleBench {
@@ -26,6 +27,7 @@ enum RelayScaleBench {
         var processCounts = [1, 2, 4]
         var durable = true
         var rounds = 3
+        var kind = APNsBenchStandIn.Kind.nginx
         var rest = arguments
         while let option = rest.popFirst() {
             switch option {
@@ -39,12 +41,18 @@ enum RelayScaleBench {
                 processCounts = list.compactMap { $0 }
             case "--rounds": rounds = try BenchOption.integer(&rest, option, in: 1...20)
             case "--no-fsync": durable = false
+            case "--stand-in":
+                guard let value = rest.popFirst(), let chosen = APNsBenchStandIn.Kind(rawValue: value) else {
+                    throw BenchUsageError(message: "--stand-in needs nginx or python")
+                }
+                kind = chosen
             case "--help", "-h":
-                print("usage: job-bench relay-scale [--devices N] [--processes 1,2,4] [--rounds 3] [--no-fsync]")
+                print("usage: job-bench relay-scale [--devices N] [--processes 1,2,4] [--rounds 3] [--no-fsync] [--stand-in nginx|python]")
                 print("  --devices N        due Device IDs, one token each (default 20000, at most one pass's bound)")
                 print("  --processes LIST   send-wakeups processes started at once on PostgreSQL (default 1,2,4)")
                 print("  --rounds N         rounds of every configuration; the table shows the median run (default 3)")
                 print("  --no-fsync         PostgreSQL with fsync off (default on, as SQLite's synchronous=FULL)")
+                print("  --stand-in KIND    APNs stand-in: nginx answering 200 (default), or the Python one checking every JWT")
                 return
             default: throw BenchUsageError(message: "unknown option \(option)")
             }
@@ -52,13 +60,17 @@ enum RelayScaleBench {
         let job = try RelayBenchSupport.jobExecutable()
         let directory = try RelayBenchSupport.scratch("relay-scale")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let standIn = try APNsStandInProcess(directory: directory, answers: [:])
+        let apnsKey = directory + "/AuthKey.p8"
+        try P256PrivateKey.generate().pkcs8PEM.write(toFile: apnsKey, atomically: true, encoding: .utf8)
+        let (keyID, teamID, topic) = ("SCALEKEY01", "SCALETEAM1", "eu.vaultsync.app")
+        let standIn = try APNsBenchStandIn.start(kind, directory: directory, keyFile: apnsKey, keyID: keyID, teamID: teamID, topic: topic)
         defer { standIn.stop() }
-        guard let standInPID = childProcess(named: "apns_standin.py") else { throw BenchFailure("cannot find the stand-in's process") }
+        let standInEnvironment = ["APNS_KEY_FILE": apnsKey, "APNS_KEY_ID": keyID, "APNS_TEAM_ID": teamID, "APNS_TOPIC": topic,
+                                  "APNS_URL": standIn.url, "APNS_CA_FILE": standIn.caFile]
 
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let load = ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?").split(separator: " ").prefix(3).joined(separator: " ")
-        print("relay-scale: \(devices) due Device IDs (1 token each) pushed to the local HTTP/2 APNs stand-in and recorded")
+        print("relay-scale: \(devices) due Device IDs (1 token each) pushed to \(kind == .nginx ? "nginx answering 200 (HTTP/2, TLS, checks nothing)" : "the Python HTTP/2 APNs stand-in (JWT checked per push)") and recorded")
         print("  \(cores) cores, load average \(load) at start; senders, PostgreSQL and the stand-in share them")
         print("  PostgreSQL \(durable ? "durable (fsync on)" : "fsync off"), Unix socket; SQLite synchronous=FULL, WAL")
 
@@ -67,7 +79,7 @@ enum RelayScaleBench {
         guard FileManager.default.createFile(atPath: keyFile, contents: Data((keyHex + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
             throw BenchFailure("cannot write the store key")
         }
-        let base = ["HOME": directory, "PATH": "/usr/bin:/bin", "JOB_LOG_LEVEL": "warn"].merging(standIn.environment) { $1 }
+        let base = ["HOME": directory, "PATH": "/usr/bin:/bin", "JOB_LOG_LEVEL": "warn"].merging(standInEnvironment) { $1 }
 
         // SQLite: one seeded file (its key beside it, as by default), copied for each run.
         let sqliteTemplate = directory + "/template.sqlite"
@@ -101,7 +113,7 @@ enum RelayScaleBench {
                     try FileManager.default.copyItem(atPath: sqliteTemplate + ".key", toPath: store + ".key")
                     let db = try Database(path: store)
                     runs[index].append(try measure(label: "SQLite", store: store, processes: 1, devices: devices, job: job, environment: base,
-                                                   standIn: standIn, standInPID: standInPID, serverCPU: { 0 }, database: db))
+                                                   standIn: standIn, serverCPU: { 0 }, database: db))
                     try? FileManager.default.removeItem(atPath: store)
                 } else {
                     let copy = "scale_run_\(copies)"
@@ -110,7 +122,7 @@ enum RelayScaleBench {
                     let target = cluster.database(copy)
                     let db = try Database(path: target.conninfo)
                     runs[index].append(try measure(label: "PostgreSQL", store: target.conninfo, processes: configuration.processes, devices: devices,
-                                                   job: job, environment: environment, standIn: standIn, standInPID: standInPID,
+                                                   job: job, environment: environment, standIn: standIn,
                                                    serverCPU: { try Self.serverCPU(cluster) }, database: db))
                 }
             }
@@ -162,9 +174,10 @@ enum RelayScaleBench {
 
     /// Starts `processes` passes at once, waits for them all, checks the outcome and measures wall and CPU time.
     private static func measure(label: String, store: String, processes: Int, devices: Int, job: String, environment: [String: String],
-                                standIn: APNsStandInProcess, standInPID: pid_t, serverCPU: () throws -> Double, database: Database) throws -> Measured {
-        let offset = standIn.logOffset()
-        let standInBefore = cpuSeconds(standInPID, children: false)
+                                standIn: APNsBenchStandIn, serverCPU: () throws -> Double, database: Database) throws -> Measured {
+        let offset = try standIn.entries().count
+        let standInCPU = { standIn.processes().map { cpuSeconds($0, children: false) }.reduce(0, +) }
+        let standInBefore = standInCPU()
         let serverBefore = try serverCPU()
         let childrenBefore = childrenCPU()
         var running: [(process: Process, output: String)] = []
@@ -186,10 +199,11 @@ enum RelayScaleBench {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         let sendersCPU = childrenCPU() - childrenBefore
         let serverSeconds = try serverCPU() - serverBefore
-        let standInSeconds = cpuSeconds(standInPID, children: false) - standInBefore
+        let standInSeconds = standInCPU() - standInBefore
 
         var split: [Int] = []
         var delivered = 0
+        var passCounts: [String] = []
         for (process, output) in running {
             let stdout = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             let stderr = (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? ""
@@ -197,17 +211,18 @@ enum RelayScaleBench {
             try? FileManager.default.removeItem(atPath: output + ".err")
             guard process.terminationStatus == 0 else { throw BenchFailure("\(label) ×\(processes): a pass exited \(process.terminationStatus): \(stdout) \(stderr)") }
             let counts = RelayBenchSupport.counts(stdout)
+            passCounts.append(counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             split.append(counts["devices"] ?? 0)
             delivered += counts["delivered"] ?? 0
         }
         // A Device ID counted by two passes (its token still pushed once, as checked below) is reported, not fatal.
         guard delivered == devices, split.reduce(0, +) >= devices else {
-            throw BenchFailure("\(label) ×\(processes): \(delivered) delivered and \(split.reduce(0, +)) Device IDs claimed of \(devices)")
+            throw BenchFailure("\(label) ×\(processes): \(delivered) delivered and \(split.reduce(0, +)) Device IDs claimed of \(devices) (passes: \(passCounts.joined(separator: "; ")))")
         }
         // The stand-in's view: every token exactly once, all answered 200, no refused check.
         var seen = Set<String>()
-        for request in try standIn.requests(since: offset) {
-            guard request["violation"] is NSNull, request["status"] as? Int == 200, let token = request["token"] as? String else {
+        for request in try standIn.entries().dropFirst(offset) {
+            guard !request.refused, request.status == 200, let token = request.token else {
                 throw BenchFailure("\(label) ×\(processes): the stand-in refused a push: \(request)")
             }
             guard seen.insert(token).inserted else { throw BenchFailure("\(label) ×\(processes): a token was pushed twice") }
@@ -260,14 +275,6 @@ enum RelayScaleBench {
     private static func processes(withParent parent: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { pid_t($0) }.filter { statFields($0).flatMap { $0.count > 1 ? pid_t($0[1]) : nil } == parent }
-    }
-
-    /// A live child of this process whose command line mentions `name`.
-    private static func childProcess(named name: String) -> pid_t? {
-        processes(withParent: getpid()).first { pid in
-            let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
-            return String(decoding: data, as: UTF8.self).contains(name)
-        }
     }
 
     private static func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }

@@ -175,7 +175,8 @@ enum SweepChildProcess {
         let stderr: String
     }
 
-    static func run(executable: String, arguments: [String], stdin: String? = nil) throws -> Outcome {
+    /// `environment` replaces the child's environment (nil: job-bench's own).
+    static func run(executable: String, arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws -> Outcome {
         let folder = NSTemporaryDirectory()
         let outPath = folder + "child-\(getpid())-\(UUID().uuidString).out"
         let errPath = outPath + ".err"
@@ -190,9 +191,11 @@ enum SweepChildProcess {
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { envp?.forEach { free($0) } }
         var pid: pid_t = 0
         let start = DispatchTime.now().uptimeNanoseconds
-        let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let rc = envp.map { posix_spawn(&pid, executable, &actions, nil, argv, $0) } ?? posix_spawn(&pid, executable, &actions, nil, argv, environ)
         guard rc == 0 else { throw BenchFailure("cannot start \(executable) (errno \(rc))") }
         let watcher = PeakWatcher(pid: pid, name: String(URL(fileURLWithPath: executable).lastPathComponent.prefix(15)))
         let watching = Thread { watcher.watch() }

@@ -142,6 +142,9 @@ class H2Protocol(asyncio.Protocol):
             plan = peerlib.plan_response(method, target, regular, bytes(stream["body"]), self.routes)
         if plan.delay > 0:
             await asyncio.sleep(plan.delay)
+        if plan.drop:
+            self.transport.abort()
+            return
         try:
             response_headers = [(":status", str(plan.status))]
             response_headers += [(n.lower(), v) for n, v in plan.headers]

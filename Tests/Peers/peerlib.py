@@ -12,6 +12,8 @@ back is decided, in this order of precedence, by:
      echo=1              body is JSON: {"method", "path", "headers": [[name, value], ...], "body"}
      close_delimited=1   (HTTP/1.1 server only) no Content-Length: the body ends when the
                          connection closes, so a client cannot know its size in advance
+     drop=1              (HTTP/2 server only) after the delay, close the TCP connection instead
+                         of answering: every stream still open on it is left unanswered
 2. a routes file given with --routes FILE: JSON {"/path": {"status": 429,
      "headers": [["Retry-After", "5"]], "body": "...", "body_size": 10, "delay": 0.5, "echo": false}}
      matched on the path without its query;
@@ -38,8 +40,9 @@ def load_routes(path):
 
 
 class Plan:
-    def __init__(self, status=200, headers=None, body=b"ok", delay=0.0, close_delimited=False):
+    def __init__(self, status=200, headers=None, body=b"ok", delay=0.0, close_delimited=False, drop=False):
         self.close_delimited = close_delimited
+        self.drop = drop
         self.status = status
         self.headers = headers or []
         self.body = body
@@ -59,6 +62,7 @@ def plan_response(method, target, request_headers, request_body, routes):
     delay = float(route.get("delay", 0))
     echo = bool(route.get("echo", False))
     close_delimited = bool(route.get("close_delimited", False))
+    drop = bool(route.get("drop", False))
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         if name == "status":
             status = int(value)
@@ -75,6 +79,8 @@ def plan_response(method, target, request_headers, request_body, routes):
             echo = value not in ("", "0", "false")
         elif name == "close_delimited":
             close_delimited = value not in ("", "0", "false")
+        elif name == "drop":
+            drop = value not in ("", "0", "false")
     if echo:
         body = json.dumps({
             "method": method,
@@ -83,7 +89,7 @@ def plan_response(method, target, request_headers, request_body, routes):
             "body": request_body.decode("utf-8", "replace"),
         }).encode("utf-8")
         headers.append(("Content-Type", "application/json"))
-    return Plan(status, headers, body, delay, close_delimited)
+    return Plan(status, headers, body, delay, close_delimited, drop)
 
 
 def unblock_termination_signals():

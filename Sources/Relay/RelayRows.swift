@@ -1,0 +1,50 @@
+import Store
+
+/// Sets of relay rows named in one statement by bound arguments, so the statement's text is the same whatever the
+/// rows: it is prepared once per connection, and a batch of rows costs one statement (one round trip on
+/// PostgreSQL), not one per row.
+///
+/// PostgreSQL takes the ids as an array: "`expression operator ANY (array expression)` … The result of ANY is
+/// "true" if any true result is obtained." SQLite walks a JSON array: "The json_each(X) … table-valued function
+/// walks the JSON value provided as its first argument and returns one row for each element."
+/// Pairs go as two arrays on PostgreSQL ("`unnest(anyarray, anyarray [, ...])` … Expands multiple arrays (possibly
+/// of different data types) into a set of rows") and as a JSON array of pairs on SQLite, joined with `UPDATE … FROM`.
+enum RelayRows {
+    /// `<column> is one of rows` and its argument.
+    static func clause(_ db: Database, _ rows: [Int64], column: String = "id") -> (sql: String, argument: String) {
+        let list = rows.map(String.init).joined(separator: ",")
+        switch db.engine {
+        case .postgresql: return ("\(column) = ANY(CAST(? AS bigint[]))", "{" + list + "}")
+        case .sqlite: return ("\(column) IN (SELECT value FROM json_each(?))", "[" + list + "]")
+        }
+    }
+
+    /// Sets `sent_at` to `to` on those of `rows` whose `sent_at` is still `from` (a compare-and-set on a stamp this
+    /// pass holds); returns the rows it changed. One statement.
+    static func moveStamps(_ db: Database, rows: [Int64], from: Int64, to: Int64?) throws -> Set<Int64> {
+        guard !rows.isEmpty else { return [] }
+        let (clause, argument) = clause(db, rows)
+        return Set(try db.query("UPDATE relay_tokens SET sent_at = ? WHERE \(clause) AND sent_at = ? RETURNING id",
+                                [to, argument, from]).map { try $0.get(0, as: Int64.self) })
+    }
+
+    /// Consumes the triggers the claim saw: `last_push_at = at` on each Device ID of `devices` whose `last_trigger_at`
+    /// is still the one seen (a trigger recorded since stays pending). One statement.
+    static func consumeTriggers(_ db: Database, devices: [(id: Int64, seenTrigger: Int64)], at: Int64) throws {
+        guard !devices.isEmpty else { return }
+        switch db.engine {
+        case .postgresql:
+            try db.execute("""
+                UPDATE relay_devices SET last_push_at = ? FROM unnest(CAST(? AS bigint[]), CAST(? AS bigint[])) AS seen(id, trigger_at)
+                WHERE relay_devices.id = seen.id AND relay_devices.last_trigger_at = seen.trigger_at
+                """, [at, "{" + devices.map { String($0.id) }.joined(separator: ",") + "}",
+                      "{" + devices.map { String($0.seenTrigger) }.joined(separator: ",") + "}"])
+        case .sqlite:
+            try db.execute("""
+                UPDATE relay_devices SET last_push_at = ?
+                FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS trigger_at FROM json_each(?)) AS seen
+                WHERE relay_devices.id = seen.id AND relay_devices.last_trigger_at = seen.trigger_at
+                """, [at, "[" + devices.map { "[\($0.id),\($0.seenTrigger)]" }.joined(separator: ",") + "]"])
+        }
+    }
+}
