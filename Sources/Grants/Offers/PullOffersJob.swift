@@ -125,10 +125,7 @@ struct PullOffersJob: Job {
             do {
                 let now = context.nowMilliseconds
                 try node.database.write { db in _ = try db.execute("UPDATE contacts SET last_pull_at = ? WHERE id = ?", [now, contact.id]) }
-                let (collected, duplicates) = try pull(contact, grant: grant, node: node, incoming: incoming, dialer: dialer, context: context,
-                                                       until: until, counts: &counts)
-                counts.add("collected", collected)
-                counts.add("duplicates", duplicates)
+                try pull(contact, grant: grant, node: node, incoming: incoming, dialer: dialer, context: context, until: until, counts: &counts)
             } catch let failure as LinkFailure {
                 switch failure {
                 case .unreachable, .wrongPeer, .handshake:
@@ -149,16 +146,17 @@ struct PullOffersJob: Job {
         }
     }
 
-    /// One pull from one contact; returns offers newly stored and offers already known.
+    /// One pull from one contact: adds the offers newly stored (`collected`), already known (`duplicates`) and
+    /// refused to `counts`, also when the pull is stopped or fails part-way (each frame's offers commit as it comes).
     private static func pull(_ contact: Contact, grant: HeldGrant, node: Node, incoming: IncomingOffers, dialer: LinkDialer,
-                             context: JobContext, until: Date, counts: inout Counts) throws -> (Int, Int) {
+                             context: JobContext, until: Date, counts: inout Counts) throws {
         let connection = try dialer.dial(contact, .pull, until: until)
         defer { connection.close() }
         let answer = try ProofExchange.prove(connection, grant: grant, identity: node.identity)
         guard answer == .accepted else {
             try dialer.forget(grant, answer: answer, contact: contact)
             counts.add(answer == .revoked ? "revoked" : "lapsed")
-            return (0, 0)
+            return
         }
         if let address = contact.address { try node.contacts.recordAddress(address, contactID: contact.id, now: context.nowMilliseconds) }
         let decisions = try incoming.unreportedDecisions(from: contact.endpoint)
@@ -170,6 +168,8 @@ struct PullOffersJob: Job {
         var first = true
         let limits = try GrantsSettings.offerLimits(context.settings)
         defer {
+            counts.add("collected", collected)
+            counts.add("duplicates", duplicates)
             counts.add("refused", refused)
             if refused > 0 { context.logger.info("offers-refused", ["delivery": "pull", "count": .int(refused)]) }
         }
@@ -188,24 +188,27 @@ struct PullOffersJob: Job {
             // named in the acknowledgement, so the sender keeps holding them.
             var taken: [String] = []
             var refusedIDs: [String] = []
+            var stored = 0
             try node.database.write { _ in
+                (taken, refusedIDs, stored) = ([], [], 0)  // a retried transaction starts its frame again
                 for offer in offers {
                     switch try incoming.receive(offer, from: contact.endpoint, limits: limits, now: context.nowMilliseconds) {
                     case .stored:
-                        collected += 1
+                        stored += 1
                         taken.append(offer.offerID)
                         if let name = offer.senderName { try node.contacts.recordClaimedName(name, contactID: contact.id) }
                     case .duplicate:
-                        duplicates += 1
                         taken.append(offer.offerID)
                     case .refused:
-                        refused += 1
                         refusedIDs.append(offer.offerID)
                     }
                 }
             }
+            // Counted once the frame's transaction has committed.
+            collected += stored
+            duplicates += taken.count - stored
+            refused += refusedIDs.count
             try connection.send(LinkWire.ack(taken: taken, refused: refusedIDs))
         }
-        return (collected, duplicates)
     }
 }
