@@ -2,6 +2,7 @@ import Foundation
 import Runner
 import Store
 import Testing
+import TestSupport
 @testable import Relay
 
 /// `send-wakeups` against the HTTP/2 + TLS APNs stand-in, then `clean-tokens` on what it recorded.
