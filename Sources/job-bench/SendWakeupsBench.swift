@@ -3,7 +3,7 @@ import Foundation
 import Relay
 
 /// `send-wakeups`: N silent pushes (default 10,000) from one `job send-wakeups` pass to the local HTTP/2
-/// APNs stand-in (`Tests/RelayTests/Peers/apns_standin.py`, which checks every header and the JWT
+/// APNs stand-in (`Tests/Peers/apns_standin.py`, which checks every header and the JWT
 /// signature), next to `curl --http2 --parallel` pushing the same requests to the same stand-in in the same run.
 enum SendWakeupsBench {
     static func run(_ arguments: ArraySlice<String>) throws {
