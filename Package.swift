@@ -67,7 +67,7 @@ let package = Package(
         .executableTarget(name: "job-bench", dependencies: ["Cryptography", "CSecp256k1", "CShims", "CQUIC", "Runner", "Store", "HTTPClient", "Grants", "TokenPool", "Homeserver", "Relay", "MeshMedia", "Chaos", "HTTPServer"]),
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
-        .target(name: "TestSupport", dependencies: ["Runner"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Runner", "HTTPClient"], path: "Tests/TestSupport"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport", "Chaos"]),
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
@@ -76,7 +76,8 @@ let package = Package(
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job", "Chaos"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "QUIC", "CQUIC", "Cryptography", "TestSupport", "job"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "Homeserver", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "Chaos"], exclude: ["Peers"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "Homeserver", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "Chaos"]),
+        .testTarget(name: "HomeserverTests", dependencies: ["Homeserver", "TestSupport", "job", "Runner", "Store", "HTTPClient"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Homeserver", "Relay", "Grants", "TokenPool", "HTTPClient"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store", "Chaos"]),

@@ -1,7 +1,7 @@
 import Cryptography
 import Foundation
 
-/// The relay tests' APNs stand-in (`Tests/RelayTests/Peers/apns_standin.py`: HTTP/2 over TLS, checks every
+/// The relay tests' APNs stand-in (`Tests/Peers/apns_standin.py`: HTTP/2 over TLS, checks every
 /// header and the provider JWT, logs one JSON line per request) as a child process of the harness.
 public final class APNsStandInProcess {
     public let directory: String
@@ -14,10 +14,10 @@ public final class APNsStandInProcess {
     public var logFile: String { directory + "/apns-log.jsonl" }
     var scriptFile: String { directory + "/apns-script.json" }
 
-    /// `Tests/RelayTests/Peers` of the source tree this was built from.
+    /// `Tests/Peers` of the source tree this was built from.
     public static var peersDirectory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Tests/RelayTests/Peers").path
+            .appendingPathComponent("Tests/Peers").path
     }
 
     /// Starts the stand-in answering `answers` (hex token → (status, reason, 410 timestamp)), 200 otherwise.

@@ -72,6 +72,8 @@ final class ChangeWatcher {
         if announce { schedule.announce(at: EventStream.monotonic()) }
         var pendingSince: Int64? = announce ? context.nowMilliseconds : nil
         try storePresence(pendingSince: pendingSince)
+        // What starting touched (libraries' tables, one-time code) is given back: idle, the watcher holds what it uses.
+        ResidentPages.release()
 
         var nextHeartbeat = EventStream.monotonic() + Self.heartbeatSeconds
         var nextWatchdog = EventStream.monotonic()
@@ -94,6 +96,7 @@ final class ChangeWatcher {
                 if !schedule.isPending {
                     pendingSince = nil
                     try storePresence(pendingSince: nil)
+                    ResidentPages.release()
                 }
             }
             if now >= nextHeartbeat {

@@ -18,6 +18,9 @@ struct SyncthingClient {
     enum Failure: Error, Equatable {
         /// No HTTP answer (connection refused, TLS or pin failure, timeout).
         case unreachable(HTTPError.TransportKind?)
+        /// A TLS failure on an `https://` GUI with no `https-cert.pem` to pin: the self-signed certificate was
+        /// checked against the system's roots, and the fix is the missing file, not a changed certificate.
+        case certificateFileMissing
         /// 403: the API key is wrong (1.19 answers "CSRF Error"), or the host check refused us.
         case keyRefused
         case unexpectedStatus(Int)
@@ -29,6 +32,8 @@ struct SyncthingClient {
                 return kind == .tls
                     ? JobError.unavailable("syncthing-tls", "Syncthing's TLS certificate does not match the pinned https-cert.pem")
                     : JobError.unavailable("syncthing-unreachable", "Syncthing's REST API cannot be reached; is Syncthing running?")
+            case .certificateFileMissing:
+                return JobError.unavailable("syncthing-tls", "Syncthing's GUI is on HTTPS but its certificate file https-cert.pem is missing beside config.xml, so its self-signed certificate cannot be pinned")
             case .keyRefused: return JobError.configuration("syncthing-key-refused", "Syncthing refused the API key (403); check SYNCTHING_API_KEY or config.xml")
             case .unexpectedStatus: return JobError.unavailable("syncthing-answer", "Syncthing's REST API gave an unexpected status")
             case .malformedAnswer: return JobError.unavailable("syncthing-answer", "Syncthing's REST API gave an answer that could not be read")
@@ -54,7 +59,7 @@ struct SyncthingClient {
         let headers: [(name: String, value: String)] = authenticated ? [("X-API-Key", endpoint.apiKey)] : []
         let response: HTTPResponse
         do { response = try (client ?? http).send(HTTPRequest(method: "GET", url: endpoint.url + path, headers: headers)) } catch {
-            throw .unreachable(error.transportKind)
+            throw unreachable(error)
         }
         if response.status == 403 { throw .keyRefused }
         return (response.status, Self.parse(response.body))
@@ -74,8 +79,14 @@ struct SyncthingClient {
             _ = try http.send(HTTPRequest(method: "GET", url: endpoint.url + "/rest/system/ping"))
             return true
         } catch {
-            throw .unreachable(error.transportKind)
+            throw unreachable(error)
         }
+    }
+
+    /// A transfer's failure: a TLS failure without a pinned certificate says the certificate file is missing.
+    private func unreachable(_ error: HTTPError) -> Failure {
+        let kind = error.transportKind
+        return kind == .tls && endpoint.tls.pinnedPublicKey == nil ? .certificateFileMissing : .unreachable(kind)
     }
 
     /// `/rest/system/status` → `myID`.

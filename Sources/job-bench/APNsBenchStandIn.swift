@@ -7,7 +7,7 @@ import Foundation
 /// - `nginx`: nginx (`/usr/sbin/nginx`, two workers) answering `POST /3/device/<token>` with an APNs-shaped 200 (an
 ///   `apns-id` header, no body) once it has read the body, 1,000 concurrent streams per connection as APNs allows,
 ///   the connection kept for every request. It checks nothing: fast enough not to be what a bench measures.
-/// - `python`: the relay tests' stand-in (`Tests/RelayTests/Peers/apns_standin.py`), which checks every header and
+/// - `python`: the relay tests' stand-in (`Tests/Peers/apns_standin.py`), which checks every header and
 ///   the provider JWT's signature; single-threaded, so it caps a fast client.
 final class APNsBenchStandIn {
     enum Kind: String {

@@ -15,10 +15,10 @@ enum RelayBenchSupport {
         return path
     }
 
-    /// `Tests/RelayTests/Peers` in the source tree this bench was built from.
+    /// `Tests/Peers` in the source tree this bench was built from.
     static var peersDirectory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Tests/RelayTests/Peers").path
+            .appendingPathComponent("Tests/Peers").path
     }
 
     /// A fresh scratch directory for a bench's stores on a real disk (`DiskScratch`: never tmpfs or ramfs), whose

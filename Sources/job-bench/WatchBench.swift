@@ -10,7 +10,8 @@ import HTTPServer
 /// `DEBOUNCE_SECONDS=1`, so the overhead above the debounce is latency − 1 s (it includes Syncthing's own scan and
 /// index update, which the watcher cannot make faster). Idle cost: with nothing changing for `--idle-seconds`
 /// (default 30), the watcher's CPU time over wall time (`/proc/PID/stat`) and its largest resident set
-/// (`/proc/PID/status` VmRSS, sampled every second).
+/// (`/proc/PID/status` VmRSS, sampled every second); then that resident set's anonymous and file-backed parts, its
+/// PSS, and its high-water mark since start (VmHWM: what starting touched, before the watcher gave it back).
 enum WatchBench {
     static func run(_ arguments: ArraySlice<String>) throws {
         var changes = 50
@@ -96,6 +97,12 @@ enum WatchBench {
         }
         let cpu = cpuSeconds(pid) - cpuBefore, wall = now() - wallBefore
         print(String(format: "idle %d s: CPU %.3f %% of a core, peak RSS %.1f MiB", idleSeconds, cpu / wall * 100, Double(peakRSS) / 1024))
+        // The resident set's parts at the end of the idle window, and its high-water mark since start (before the
+        // watcher gave back the pages starting had touched).
+        let mib = { (kilobytes: Int) in String(format: "%.1f", Double(kilobytes) / 1024) }
+        print("idle RSS at the end: \(mib(residentKilobytes(pid))) MiB (anonymous \(mib(residentKilobytes(pid, "RssAnon:"))) MiB, "
+              + "file-backed \(mib(residentKilobytes(pid, "RssFile:"))) MiB, PSS \(mib(residentKilobytes(pid, "Pss:", file: "smaps_rollup"))) MiB); "
+              + "peak since start (VmHWM) \(mib(residentKilobytes(pid, "VmHWM:"))) MiB")
         kill(pid, SIGTERM)
         watcher.waitUntilExit()
     }
@@ -121,11 +128,11 @@ enum WatchBench {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    /// VmRSS of `pid`, kB.
-    static func residentKilobytes(_ pid: Int32) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    /// A kB figure of `pid` (`/proc/PID/status` VmRSS unless told otherwise), 0 when unreadable.
+    static func residentKilobytes(_ pid: Int32, _ field: String = "VmRSS:", file: String = "status") -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/\(file)", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field) }) else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
     }
 
     /// Trigger arrivals, from the stand-in's threads.

@@ -105,13 +105,20 @@ import TestSupport
         let script = "mount --bind -o ro \"$0\" \"$0\" && exec \"$1\" --json --store \"$0/s.sqlite\" doctor"
         let result = try ExternalTool.run("/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/sh", "-c", script, folder, JobProcess.executablePath],
                                           environment: env, separateStderr: true)
-        #expect(result.status == 73, "\(result.stderr)")
+        // A warning, not a failure: doctor exits 0 (it vets read-only copies); the passes still exit 73.
+        #expect(result.status == 0, "\(result.stderr)\n\(result.output)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)")
+        #expect(object["ok"] as? Bool == true && object["exit_code"] == nil, "\(object)")
         let checks = try #require(object["checks"] as? [[String: Any]])
         let status = Dictionary(checks.map { ($0["name"] as? String ?? "", $0["status"] as? String ?? "") }, uniquingKeysWith: { a, _ in a })
         #expect(status["store-integrity"] == "ok", "the report goes on past the read-only store: \(checks)")
-        #expect(status["store-writable"] == "FAIL")
+        #expect(status["store-writable"] == "WARN")
+        #expect(!status.values.contains("FAIL"), "\(checks)")
         #expect((checks.first { $0["name"] as? String == "store-writable" }?["detail"] as? String)?.contains("read-only") == true)
+        let pass = try ExternalTool.run("/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/sh", "-c",
+                                                            "mount --bind -o ro \"$0\" \"$0\" && exec \"$1\" --store \"$0/s.sqlite\" maintain-store", folder, JobProcess.executablePath],
+                                        environment: env, separateStderr: true)
+        #expect(pass.status == 73, "a pass on the read-only store still fails: \(pass.stderr)")
     }
 
     /// This host's name as the lease holder records it.

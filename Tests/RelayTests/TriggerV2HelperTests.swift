@@ -8,7 +8,7 @@ import TestSupport
 /// with the real Syncthing's own key, the relay pins it, and then it never sends v1; without a readable key it sends
 /// v1 and doctor warns; a relay without the v2 route gets v1.
 @Suite(.serialized, .tags(.process, .postgres, .nginx, .syncthing), .timeLimit(.minutes(10))) struct TriggerV2HelperTests {
-    typealias Homeserver = RetriggerStaleTests.Homeserver
+    typealias Homeserver = OnePeerHomeserver
 
     /// Moves Syncthing's key.pem aside (as an unreadable key looks to the helper) until `restore` is called.
     func hideKey(_ home: Homeserver) throws -> () -> Void {
@@ -96,7 +96,7 @@ import TestSupport
 @Suite(.serialized, .tags(.process, .postgres, .nginx, .syncthing), .timeLimit(.minutes(10))) struct TriggerV2EndToEndTests {
     @Test func aFileChangeSendsAnAuthenticatedTriggerThatPushesAndStatusSaysAuthenticated() throws {
         try #require(SyncthingInstance.isInstalled && RelayFront.isNginxInstalled, "Debian's syncthing and nginx packages are required")
-        let home = try WatchSyncthingTests.Homeserver()
+        let home = try WatchedHomeserver()
         defer { home.syncthing.stop() }
         let apns = try APNsStandIn()
         defer { apns.stop() }
@@ -110,10 +110,10 @@ import TestSupport
         #expect(try front.send("POST", "/api/v1/provision", ["device_id": device, "apns_token": Fixture.token(270), "transaction_id": jws]).status == 200)
 
         let m = try RelayMachine(environment: home.environment(relay: front.url, ["RELAY_CA_FILE": front.caFile]))
-        let watcher = try WatchSyncthingTests.startWatcher(m)
+        let watcher = try WatchedHomeserver.subscribed(m.start(["watch-syncthing"]))
         defer { watcher.signal(SIGKILL) }
         try home.change("vault")
-        try WatchSyncthingTests.waitFor(15, "a push at the APNs stand-in: \(watcher.stderrSoFar)") { try apns.received().count == 1 }
+        try WatchedHomeserver.waitFor(15, "a push at the APNs stand-in: \(watcher.stderrSoFar)") { try apns.received().count == 1 }
         let status = try front.send("POST", "/api/v1/status", ["device_id": device, "signed_transaction": jws])
         #expect(status.status == 200 && status.json["last_trigger_authenticated"] as? Bool == true, "\(status.json)")
         #expect(watcher.stderrSoFar.contains("\"authenticated\":true") || watcher.stderrSoFar.contains("authenticated=true"), "\(watcher.stderrSoFar)")

@@ -148,9 +148,8 @@ struct PullOffersJob: Job {
         }
     }
 
-    /// One pull from one contact, counting into `counts` as each frame's offers are committed: offers newly stored
-    /// (`collected`), already known (`duplicates`) and refused. A pull cut part-way (for time, or broken) has still
-    /// counted, and so notifies, every offer it stored.
+    /// One pull from one contact: adds the offers newly stored (`collected`), already known (`duplicates`) and
+    /// refused to `counts`, also when the pull is stopped or fails part-way (each frame's offers commit as it comes).
     private static func pull(_ contact: Contact, grant: HeldGrant, node: Node, incoming: IncomingOffers, dialer: LinkDialer,
                              context: JobContext, until: Date, counts: inout Counts) throws {
         let connection = try dialer.dial(contact, .pull, until: until)
@@ -164,11 +163,15 @@ struct PullOffersJob: Job {
         if let address = contact.address { try node.contacts.recordAddress(address, contactID: contact.id, now: context.nowMilliseconds) }
         let decisions = try incoming.unreportedDecisions(from: contact.endpoint)
         try connection.send(try ContactAddress.advertising(["type": "pull", "decisions": LinkWire.decisions(decisions)], settings: context.settings))
+        var collected = 0
+        var duplicates = 0
         var refused = 0
         var seen = 0
         var first = true
         let limits = try GrantsSettings.offerLimits(context.settings)
         defer {
+            counts.add("collected", collected)
+            counts.add("duplicates", duplicates)
             counts.add("refused", refused)
             if refused > 0 { context.logger.info("offers-refused", ["delivery": "pull", "count": .int(refused)]) }
         }
@@ -187,25 +190,25 @@ struct PullOffersJob: Job {
             // named in the acknowledgement, so the sender keeps holding them.
             var taken: [String] = []
             var refusedIDs: [String] = []
-            var (collected, duplicates) = (0, 0)
+            var stored = 0
             try node.database.write { _ in
+                (taken, refusedIDs, stored) = ([], [], 0)  // a retried transaction starts its frame again
                 for offer in offers {
                     switch try incoming.receive(offer, from: contact.endpoint, limits: limits, now: context.nowMilliseconds) {
                     case .stored:
-                        collected += 1
+                        stored += 1
                         taken.append(offer.offerID)
                         if let name = offer.senderName { try node.contacts.recordClaimedName(name, contactID: contact.id) }
                     case .duplicate:
-                        duplicates += 1
                         taken.append(offer.offerID)
                     case .refused:
                         refusedIDs.append(offer.offerID)
                     }
                 }
             }
-            // Counted once committed: a write that failed stored nothing.
-            counts.add("collected", collected)
-            counts.add("duplicates", duplicates)
+            // Counted once the frame's transaction has committed.
+            collected += stored
+            duplicates += taken.count - stored
             refused += refusedIDs.count
             try connection.send(LinkWire.ack(taken: taken, refused: refusedIDs))
         }

@@ -40,8 +40,10 @@ enum StoreDoctorChecks {
                 return .pass("the store can be written")
             } catch {
                 let failure = StoreFailure.jobError(for: error)
+                // A warning, not a failure: doctor reads a read-only copy (a backup, a snapshot mount) to vet it,
+                // and exits 0 unless another check fails (docs/operations.md).
                 if failure.category == "store-read-only" {
-                    return .fail("the store is read-only for this user (its file, folder or mount); every pass would fail with 73 — check the owner, the mode and how it is mounted", .cannotCreate)
+                    return .warn("the store is read-only for this user (its file, folder or mount); every pass would fail with 73 — check the owner, the mode and how it is mounted")
                 }
                 return .fail(failure)
             }

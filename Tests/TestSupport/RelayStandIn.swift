@@ -1,25 +1,29 @@
 import Foundation
-import TestSupport
 
-/// The relay stand-in (`Peers/relay_standin.py`): scripted trigger answers, a log of what arrived.
-final class RelayStandIn {
-    let directory = TemporaryDirectory("relay")
-    let peer: PeerProcess
-    var url: String { "http://127.0.0.1:\(peer.port)" }
+/// The relay stand-in (`Tests/Peers/relay_standin.py`): scripted trigger answers, a log of what arrived.
+public final class RelayStandIn {
+    public let directory = TemporaryDirectory("relay")
+    public let peer: PeerProcess
+    public var url: String { "http://127.0.0.1:\(peer.port)" }
 
-    struct Answer {
-        var status: Int
-        var headers: [String: String] = [:]
+    public struct Answer {
+        public var status: Int
+        public var headers: [String: String] = [:]
+
+        public init(status: Int, headers: [String: String] = [:]) {
+            self.status = status
+            self.headers = headers
+        }
     }
 
-    init(trigger: [Answer] = [Answer(status: 202)], healthStatus: Int = 200, healthBody: [String: Any] = ["status": "ok", "version": "1.3.2"]) throws {
+    public init(trigger: [Answer] = [Answer(status: 202)], healthStatus: Int = 200, healthBody: [String: Any] = ["status": "ok", "version": "1.3.2"]) throws {
         _ = FileManager.default.createFile(atPath: directory.file("log.jsonl"), contents: nil)
         try Self.write(directory.file("script.json"), trigger: trigger, healthStatus: healthStatus, healthBody: healthBody)
         peer = try PeerProcess(script: "relay_standin.py", arguments: ["--script", directory.file("script.json"), "--log", directory.file("log.jsonl")], directory: directory)
     }
 
     /// Rescripts the answers (the next trigger gets the first of them).
-    func script(trigger: [Answer], healthStatus: Int = 200, healthBody: [String: Any] = ["status": "ok", "version": "1.3.2"]) throws {
+    public func script(trigger: [Answer], healthStatus: Int = 200, healthBody: [String: Any] = ["status": "ok", "version": "1.3.2"]) throws {
         try Self.write(directory.file("script.json"), trigger: trigger, healthStatus: healthStatus, healthBody: healthBody)
     }
 
@@ -33,14 +37,14 @@ final class RelayStandIn {
     }
 
     /// Requests received so far.
-    func received() throws -> [[String: Any]] {
+    public func received() throws -> [[String: Any]] {
         try String(contentsOfFile: directory.file("log.jsonl"), encoding: .utf8).split(separator: "\n").map {
             guard let object = try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] else { throw TestFailure("bad log line") }
             return object
         }
     }
 
-    var triggers: [[String: Any]] { ((try? received()) ?? []).filter { $0["path"] as? String == "/api/v1/trigger" } }
+    public var triggers: [[String: Any]] { ((try? received()) ?? []).filter { $0["path"] as? String == "/api/v1/trigger" } }
 
-    func stop() { peer.stop() }
+    public func stop() { peer.stop() }
 }

@@ -1,18 +1,19 @@
 import Foundation
-import TestSupport
 
-/// A loopback test peer run by Debian's `/usr/bin/python3` from `Tests/RelayTests/Peers/`: started, its
+/// A loopback test peer run by Debian's `/usr/bin/python3` from `Tests/Peers/`: started, its
 /// `PORT <n>` line awaited, and killed (by its own pid) when stopped or released.
-final class PeerProcess {
-    static let python = "/usr/bin/python3"
-    static var peersDirectory: String { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Peers").path }
+public final class PeerProcess {
+    public static let python = "/usr/bin/python3"
+    public static var peersDirectory: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers").path
+    }
 
-    let process = Process()
-    let port: Int
+    public let process = Process()
+    public let port: Int
     private let outFile: String
     private let errFile: String
 
-    init(script: String, arguments: [String], directory: TemporaryDirectory, timeout: TimeInterval = 15) throws {
+    public init(script: String, arguments: [String], directory: TemporaryDirectory, timeout: TimeInterval = 15) throws {
         outFile = directory.file("\(script).\(UUID().uuidString.prefix(6)).out")
         errFile = outFile + ".err"
         _ = FileManager.default.createFile(atPath: outFile, contents: nil)
@@ -38,11 +39,11 @@ final class PeerProcess {
         port = found
     }
 
-    var stderr: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
+    public var stderr: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
 
     /// Kills the peer (SIGKILL: a stand-in holds nothing worth a clean shutdown, and a test process may
     /// hand its children a blocked SIGTERM) and reaps it.
-    func stop() {
+    public func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -53,7 +54,7 @@ final class PeerProcess {
 }
 
 /// A loopback port nothing listens on (bound, read, closed).
-func unusedPort() -> Int {
+public func unusedPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()

@@ -35,7 +35,7 @@ import TestSupport
 
         let relay = try RelayStandIn()
         defer { relay.stop() }
-        let h = try RelayHarness(environment: ["HOME": directory.path, "STHOMEDIR": a.home, "RELAY_URL": relay.url])
+        let h = try HelperHarness(environment: ["HOME": directory.path, "STHOMEDIR": a.home, "RELAY_URL": relay.url])
 
         // job doctor: every preflight check passes; it sends a trigger only with --send-trigger.
         let report = try h.command(["doctor"], now: t0, json: true)
@@ -106,12 +106,40 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: a.configPath, toPath: elsewhere + "/config.xml")
         try FileManager.default.copyItem(atPath: b.home + "/https-cert.pem", toPath: elsewhere + "/https-cert.pem")
-        let pinned = try RelayHarness(environment: ["HOME": directory.path, "SYNCTHING_CONFIG": elsewhere + "/config.xml", "RELAY_URL": relay.url])
+        let pinned = try HelperHarness(environment: ["HOME": directory.path, "SYNCTHING_CONFIG": elsewhere + "/config.xml", "RELAY_URL": relay.url])
         let mismatch = try pinned.pass("retrigger-stale", now: t0)
         #expect(mismatch.exitCode == .unavailable && mismatch.error?.category == "syncthing-tls", "\(mismatch.error?.message ?? "ok")")
 
         for secret in [a.deviceID, b.deviceID, a.apiKey, relay.url, directory.path] {
             #expect(!h.everything.contains(secret) && !pinned.everything.contains(secret))
         }
+    }
+    /// An `https://` GUI whose config.xml has no `https-cert.pem` beside it: the one line names the missing file,
+    /// not a certificate that "does not match the pinned" one (through the built `job`).
+    @Test func anHTTPSGUIWithoutItsCertificateFileIsReportedAsAMissingFileNotAMismatchedPin() throws {
+        try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
+        let directory = TemporaryDirectory("stnocert")
+        let a = try SyncthingInstance(home: directory.file("a"), tls: true)
+        try a.configure(peers: [], folders: [])
+        try a.start()
+        defer { a.stop() }
+        let elsewhere = directory.file("copy")
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: a.configPath, toPath: elsewhere + "/config.xml")
+        let relay = try RelayStandIn()
+        defer { relay.stop() }
+        let m = try HelperMachine(environment: ["SYNCTHING_CONFIG": elsewhere + "/config.xml", "RELAY_URL": relay.url])
+
+        let missing = try m.run(["retrigger-stale"])
+        #expect(missing.exitCode == 69, "\(missing.stderr)")
+        let lines = missing.stderr.split(separator: "\n").filter { $0.hasPrefix("job: ") }
+        #expect(lines.count == 1 && lines[0].contains("https-cert.pem is missing") && !lines[0].contains("does not match"), "\(missing.stderr)")
+        let doctor = try m.run(["doctor"])
+        #expect(doctor.stdout.contains("https-cert.pem is missing") && !doctor.stdout.contains("does not match"), "\(doctor.stdout)")
+
+        // The file beside config.xml again: the same configuration is pinned and passes.
+        try FileManager.default.copyItem(atPath: a.home + "/https-cert.pem", toPath: elsewhere + "/https-cert.pem")
+        let pinned = try m.run(["retrigger-stale"])
+        #expect(pinned.exitCode == 0, "\(pinned.stderr)")
     }
 }

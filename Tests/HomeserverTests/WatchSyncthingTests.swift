@@ -9,57 +9,13 @@ import TestSupport
 /// `https-cert.pem`) and the relay stand-in that records every trigger with its arrival time. Changes are made by
 /// writing files and asking Syncthing to rescan (the fixture's folders have no file-system watcher).
 @Suite(.serialized, .tags(.process, .postgres, .syncthing), .timeLimit(.minutes(10))) struct WatchSyncthingTests {
-    /// One Syncthing with three folders shared with a peer that never connects: `vault` and `quiet` are watched,
-    /// `other` is not.
-    final class Homeserver {
-        let directory = TemporaryDirectory("watch")
-        let syncthing: SyncthingInstance
-        let peerID: String
-
-        init() throws {
-            syncthing = try SyncthingInstance(home: directory.file("home"), tls: true)
-            peerID = try SyncthingInstance(home: directory.file("absent-peer")).deviceID
-            var folders: [SyncthingInstance.Folder] = []
-            for id in ["vault", "other", "quiet"] {
-                let path = directory.file(id)
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-                folders.append(.init(id: id, path: path, devices: [peerID]))
-            }
-            try syncthing.configure(peers: [.init(deviceID: peerID, listenPort: unusedPort())], folders: folders)
-            try syncthing.start()
-        }
-
-        func environment(relay: String, _ extra: [String: String] = [:]) -> [String: String] {
-            var env = ["STHOMEDIR": syncthing.home, "RELAY_URL": relay, "WATCHED_FOLDERS": "vault,quiet", "DEBOUNCE_SECONDS": "1",
-                       "STARTUP_ANNOUNCE": "0"]
-            for (key, value) in extra { env[key] = value }
-            return env
-        }
-
-        /// Writes `count` new files into `folder` and has Syncthing rescan it.
-        func change(_ folder: String, count: Int = 1) throws {
-            for _ in 0..<count {
-                try "note \(UUID().uuidString)".write(toFile: directory.file(folder) + "/\(UUID().uuidString).md", atomically: true, encoding: .utf8)
-            }
-            try syncthing.rescan(folder)
-        }
-    }
+    typealias Homeserver = WatchedHomeserver
 
     /// Starts the watcher and waits until it is subscribed (its `watch.subscribed` log line).
-    static func startWatcher(_ m: RelayMachine) throws -> JobProcess.Running {
-        let running = try m.start(["watch-syncthing"])
-        try waitFor(20, "the watcher to subscribe: \(running.stderrSoFar)") { running.stderrSoFar.contains("watch.subscribed") || !running.process.isRunning }
-        guard running.process.isRunning else { throw TestFailure("the watcher exited: \(running.stderrSoFar)") }
-        return running
-    }
+    static func startWatcher(_ m: HelperMachine) throws -> JobProcess.Running { try WatchedHomeserver.subscribed(m.start(["watch-syncthing"])) }
 
     static func waitFor(_ seconds: TimeInterval, _ what: @autoclosure () -> String, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if (try? condition()) == true { return }
-            usleep(50_000)
-        }
-        throw TestFailure("timed out after \(seconds) s waiting for \(what())")
+        try WatchedHomeserver.waitFor(seconds, what(), condition)
     }
 
     static func arrivals(_ relay: RelayStandIn) -> [Double] { relay.triggers.compactMap { $0["at"] as? Double } }
@@ -70,7 +26,7 @@ import TestSupport
         defer { home.syncthing.stop() }
         let relay = try RelayStandIn()
         defer { relay.stop() }
-        let m = try RelayMachine(environment: home.environment(relay: relay.url))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url))
         let watcher = try Self.startWatcher(m)
         defer { watcher.signal(SIGKILL) }
         #expect(relay.triggers.isEmpty, "STARTUP_ANNOUNCE=0 sends nothing at start")
@@ -117,7 +73,7 @@ import TestSupport
         defer { home.syncthing.stop() }
         let relay = try RelayStandIn()
         defer { relay.stop() }
-        let m = try RelayMachine(environment: home.environment(relay: relay.url))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url))
         let watcher = try Self.startWatcher(m)
         defer { watcher.signal(SIGKILL) }
         // Several changes first, so the event counter is well past what a new Syncthing process starts at.
@@ -137,13 +93,114 @@ import TestSupport
         #expect(try watcher.wait(timeout: 10).exitCode == 0)
     }
 
+    /// A peer catching up but still behind wakes the phone through `FolderCompletion` alone: B pauses the shared
+    /// folder, A gets two files while the watcher is down, the watcher starts (no announce), B resumes. A's own
+    /// index does not change after the watcher subscribes (a `LocalIndexUpdated`-only subscription on A proves it):
+    /// what A reports is B's progress (its index updates and download progress), with B still needing the large
+    /// file, since A's send rate is capped.
+    @Test func aPeerResumingBehindTriggersThroughFolderCompletionAloneWithoutALocalChange() throws {
+        try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
+        let directory = TemporaryDirectory("watch-pair")
+        let a = try SyncthingInstance(home: directory.file("a"), tls: true)
+        let b = try SyncthingInstance(home: directory.file("b"))
+        defer { b.stop(); a.stop() }
+        let folderA = directory.file("vault-a"), folderB = directory.file("vault-b")
+        for (folder, file) in [(folderA, "from-a.md"), (folderB, "from-b.md")] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try "seed \(file)".write(toFile: folder + "/" + file, atomically: true, encoding: .utf8)
+        }
+        try a.configure(peers: [.init(deviceID: b.deviceID, listenPort: b.listenPort)], folders: [.init(id: "vault", path: folderA, devices: [b.deviceID])])
+        try b.configure(peers: [.init(deviceID: a.deviceID, listenPort: a.listenPort)], folders: [.init(id: "vault", path: folderB, devices: [a.deviceID])])
+        try a.start()
+        try b.start()
+        // Each side announces a file first: 1.19 tracks no need for a device whose index sequence is 0.
+        try a.wait(timeout: 60, "the seed files to sync") {
+            try a.isConnected(to: b.deviceID) && FileManager.default.fileExists(atPath: folderA + "/from-b.md")
+                && FileManager.default.fileExists(atPath: folderB + "/from-a.md") && a.completion(of: b.deviceID, folder: "vault")["needItems"] as? Int == 0
+        }
+        // About 20 KiB/s from A, loopback included: B needs most of a minute for 1 MiB.
+        let (optionsStatus, _) = try a.request("PATCH", "/rest/config/options", body: ["maxSendKbps": 20, "limitBandwidthInLan": true])
+        #expect(optionsStatus == 200)
+
+        // Syncthing computes completions only while someone polls /rest/events: this probe polls, and the change's
+        // own FolderCompletion (B behind) is seen here, before the watcher subscribes.
+        let completions = "/rest/events?events=FolderCompletion&since=0&timeout=0"
+        _ = try a.request("GET", completions)
+        try b.setFolder("vault", paused: true)
+        sleep(1)
+        // Two files: B takes the small one at once and then reports its own index, while the large one (16 blocks,
+        // enough for Syncthing's download progress messages) keeps it behind.
+        try "small".write(toFile: folderA + "/small.md", atomically: true, encoding: .utf8)
+        try Data((0..<(2 << 20)).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: folderA + "/large.bin"))
+        try a.rescan("vault")
+        try a.wait(timeout: 30, "A to report that B needs the new file") {
+            let events = try a.request("GET", completions).1 as? [[String: Any]] ?? []
+            return events.contains { (($0["data"] as? [String: Any])?["needItems"] as? Int ?? 0) > 0 }
+        }
+        sleep(3)
+        let localChanges = "/rest/events?events=LocalIndexUpdated&since=0&timeout=0"
+        _ = try a.request("GET", localChanges)
+
+        let relay = try RelayStandIn()
+        defer { relay.stop() }
+        let m = try HelperMachine(environment: ["STHOMEDIR": a.home, "RELAY_URL": relay.url, "WATCHED_FOLDERS": "vault", "DEBOUNCE_SECONDS": "1",
+                                               "STARTUP_ANNOUNCE": "0"])
+        let watcher = try Self.startWatcher(m)
+        defer { watcher.signal(SIGKILL) }
+        sleep(3)
+        #expect(relay.triggers.isEmpty, "nothing happened since the watcher subscribed")
+
+        try b.setFolder("vault", paused: false)
+        try Self.waitFor(30, "the FolderCompletion trigger: \(watcher.stderrSoFar); A's completions: \(String(describing: try? a.request("GET", completions).1))") {
+            relay.triggers.count >= 1
+        }
+        #expect((relay.triggers.first?["body"] as? [String: Any])?["device_id"] as? String == a.deviceID)
+        let (status, local) = try a.request("GET", localChanges)
+        #expect(status == 200 && (local as? [Any])?.isEmpty == true, "A's own index changed after the watcher subscribed: \(String(describing: local))")
+        #expect((try a.completion(of: b.deviceID, folder: "vault")["needItems"] as? Int ?? 0) >= 1, "B was still behind when the trigger came")
+
+        watcher.signal(SIGTERM)
+        let result = try watcher.wait(timeout: 10)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        for secret in [a.deviceID, b.deviceID, a.apiKey, relay.url, directory.path, "vault"] {
+            #expect(!result.stderr.contains(secret), "a log line carries \(secret)")
+        }
+    }
+
+    /// The same event seen twice: Syncthing keeps a subscription's events, so a watcher started again (SIGKILL, then
+    /// a new process) is first handed the change the old one already woke the phone for. It is history: no second
+    /// trigger, and the next change still triggers.
+    @Test func aChangeSeenAgainByARestartedWatcherTriggersOnlyOnce() throws {
+        try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
+        let home = try Homeserver()
+        defer { home.syncthing.stop() }
+        let relay = try RelayStandIn()
+        defer { relay.stop() }
+        let m = try HelperMachine(environment: home.environment(relay: relay.url))
+        let first = try Self.startWatcher(m)
+        defer { first.signal(SIGKILL) }
+        try home.change("vault")
+        try Self.waitFor(5, "the trigger") { relay.triggers.count == 1 }
+        first.signal(SIGKILL)
+        _ = try first.wait(timeout: 10)
+
+        let second = try Self.startWatcher(m)
+        defer { second.signal(SIGKILL) }
+        sleep(4)
+        #expect(relay.triggers.count == 1, "the change already handled was seen again and sent again: \(second.stderrSoFar)")
+        try home.change("vault")
+        try Self.waitFor(5, "the next change's trigger") { relay.triggers.count == 2 }
+        second.signal(SIGTERM)
+        #expect(try second.wait(timeout: 10).exitCode == 0)
+    }
+
     @Test func sigtermDuringTheDebounceSendsThePendingTriggerThenExitsZero() throws {
         try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
         let home = try Homeserver()
         defer { home.syncthing.stop() }
         let relay = try RelayStandIn()
         defer { relay.stop() }
-        let m = try RelayMachine(environment: home.environment(relay: relay.url, ["DEBOUNCE_SECONDS": "60"]))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url, ["DEBOUNCE_SECONDS": "60"]))
         let watcher = try Self.startWatcher(m)
         defer { watcher.signal(SIGKILL) }
         try home.change("vault")
@@ -169,7 +226,7 @@ import TestSupport
         defer { home.syncthing.stop() }
         let relay = try RelayStandIn(trigger: [.init(status: 404)])
         defer { relay.stop() }
-        let m = try RelayMachine(environment: home.environment(relay: relay.url, ["STARTUP_ANNOUNCE": "yes"]))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url, ["STARTUP_ANNOUNCE": "yes"]))
         let result = try m.start(["watch-syncthing"]).wait(timeout: 30)
         #expect(result.exitCode == 78, "\(result.stderr)")
         let failures = result.stderr.split(separator: "\n").filter { $0.hasPrefix("job: ") }
@@ -191,7 +248,7 @@ import TestSupport
         let relay = try RelayStandIn(trigger: [.init(status: 429, headers: ["Retry-After": "7"]), .init(status: 503), .init(status: 503),
                                                .init(status: 503), .init(status: 202)])
         defer { relay.stop() }
-        let m = try RelayMachine(environment: home.environment(relay: relay.url, ["STARTUP_ANNOUNCE": "on"]))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url, ["STARTUP_ANNOUNCE": "on"]))
         let watcher = try Self.startWatcher(m)
         defer { watcher.signal(SIGKILL) }
         try Self.waitFor(40, "five triggers: \(watcher.stderrSoFar)") { relay.triggers.count == 5 }
@@ -231,7 +288,7 @@ import TestSupport
         try home.syncthing.wait(timeout: 30, "the peer to need the folder") {
             (try home.syncthing.completion(of: home.peerID, folder: "vault")["needItems"] as? Int ?? 0) > 0
         }
-        let m = try RelayMachine(environment: home.environment(relay: relay.url, ["DEBOUNCE_SECONDS": "60", "STALE_RETRIGGER_SECONDS": "3"]))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url, ["DEBOUNCE_SECONDS": "60", "STALE_RETRIGGER_SECONDS": "3"]))
         func sweep() throws -> [String: Any] { try m.run(["--json", "retrigger-stale"]).jsonObject() }
 
         // The watcher holds a wake-up back (a 60 s debounce): the sweep skips.
@@ -271,7 +328,7 @@ import TestSupport
         let relay = try RelayStandIn()
         defer { relay.stop() }
         let socket = try NotifySocket(path: home.directory.file("notify.sock"))
-        let m = try RelayMachine(environment: home.environment(relay: relay.url, ["NOTIFY_SOCKET": socket.path, "WATCHDOG_USEC": "2000000"]))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url, ["NOTIFY_SOCKET": socket.path, "WATCHDOG_USEC": "2000000"]))
         // Syncthing is down at start: the watcher retries for its Device ID and says nothing to systemd.
         home.syncthing.stop()
         let watcher = try m.start(["watch-syncthing"])
@@ -292,7 +349,7 @@ import TestSupport
 
     @Test func badWatcherSettingsExit78WithOneLineNamingTheVariable() throws {
         let directory = TemporaryDirectory("watch-config")
-        let m = try RelayMachine(environment: ["RELAY_URL": "http://127.0.0.1:9", "SYNCTHING_API_KEY": "k", "SYNCTHING_API_URL": "http://127.0.0.1:9",
+        let m = try HelperMachine(environment: ["RELAY_URL": "http://127.0.0.1:9", "SYNCTHING_API_KEY": "k", "SYNCTHING_API_URL": "http://127.0.0.1:9",
                                                "HOME": directory.path])
         for (key, value) in [("DEBOUNCE_SECONDS", "0.5"), ("DEBOUNCE_SECONDS", "soon"), ("STARTUP_ANNOUNCE", "maybe")] {
             m.extra[key] = value

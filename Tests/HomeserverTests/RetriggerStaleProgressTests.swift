@@ -12,7 +12,7 @@ import TestSupport
         defer { home.syncthing.stop() }
         let relay = try RelayStandIn()
         defer { relay.stop() }
-        let m = try RelayMachine(environment: home.environment(relay: relay.url, ["JOB_PROGRESS_DELAY_MS": "0"]))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url, ["JOB_PROGRESS_DELAY_MS": "0"]))
         let command = "'\(JobProcess.executablePath)' --store '\(m.store)' retrigger-stale"
         let session = try ExternalTool.run("/usr/bin/script", ["-qec", command, "/dev/null"],
                                            environment: JobProcess.environment(home: m.home.path, m.extra))

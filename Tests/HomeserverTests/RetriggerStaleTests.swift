@@ -9,32 +9,7 @@ import TestSupport
 @Suite(.serialized, .tags(.process, .postgres, .syncthing), .timeLimit(.minutes(10))) struct RetriggerStaleTests {
     let t0 = Fixture.t0
 
-    /// One Syncthing with a behind peer; config.xml found through `STHOMEDIR`, key and URL auto-detected.
-    final class Homeserver {
-        let directory = TemporaryDirectory("st1")
-        let syncthing: SyncthingInstance
-        /// A real device ID (Syncthing checks the check digits) of a peer that is never started.
-        let peerID: String
-
-        init() throws {
-            syncthing = try SyncthingInstance(home: directory.file("home"))
-            peerID = try SyncthingInstance(home: directory.file("absent-peer")).deviceID
-            let folder = directory.file("vault")
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try "note".write(toFile: folder + "/note.md", atomically: true, encoding: .utf8)
-            try syncthing.configure(peers: [.init(deviceID: peerID, listenPort: unusedPort())], folders: [.init(id: "vault-1", path: folder, devices: [peerID])])
-            try syncthing.start()
-            try syncthing.wait(timeout: 30, "the peer to need the folder") {
-                (try syncthing.completion(of: peerID, folder: "vault-1")["needItems"] as? Int ?? 0) > 0
-            }
-        }
-
-        func environment(relay: String, _ extra: [String: String] = [:]) -> [String: String] {
-            var env = ["HOME": directory.path, "STHOMEDIR": syncthing.home, "RELAY_URL": relay]
-            for (key, value) in extra { env[key] = value }
-            return env
-        }
-    }
+    typealias Homeserver = OnePeerHomeserver
 
     /// The clock went back a day after a sent wake-up. The stored send time (in the future) is
     /// treated as now and stored as now, logged once; wake-ups resume one cadence later, not a day later.
@@ -44,7 +19,7 @@ import TestSupport
         defer { home.syncthing.stop() }
         let relay = try RelayStandIn()
         defer { relay.stop() }
-        let m = try RelayMachine(environment: home.environment(relay: relay.url, ["STALE_RETRIGGER_SECONDS": "600"]))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url, ["STALE_RETRIGGER_SECONDS": "600"]))
         let start = Int64(t0.timeIntervalSince1970)
         func pass(at seconds: Int64) throws -> (report: [String: Any], stderr: String) {
             let result = try m.run(["--json", "retrigger-stale"], at: seconds)
@@ -75,7 +50,7 @@ import TestSupport
         defer { relay.stop() }
 
         // 202: sent, with exactly {"device_id": myID} as JSON; the cadence then holds further passes back.
-        var h = try RelayHarness(environment: home.environment(relay: relay.url))
+        var h = try HelperHarness(environment: home.environment(relay: relay.url))
         let sent = try h.pass("retrigger-stale", now: t0)
         #expect(sent.exitCode == .success, "\(sent.error?.message ?? "")")
         #expect(sent.result.counts["peers_behind"] == 1 && sent.result.counts["triggered"] == 1)
@@ -96,7 +71,7 @@ import TestSupport
         // 400–403: subscription inactive — exit 0, recorded, re-checked only after the slow cadence.
         for status in [400, 401, 402, 403] {
             try relay.script(trigger: [.init(status: status)])
-            h = try RelayHarness(environment: home.environment(relay: relay.url))
+            h = try HelperHarness(environment: home.environment(relay: relay.url))
             let before = relay.triggers.count
             let inactive = try h.pass("retrigger-stale", now: t0)
             #expect(inactive.exitCode == .success && inactive.result.counts["subscription_inactive"] == 1, "\(status)")
@@ -108,13 +83,13 @@ import TestSupport
 
         // 404: configuration error, exit 78.
         try relay.script(trigger: [.init(status: 404)])
-        h = try RelayHarness(environment: home.environment(relay: relay.url))
+        h = try HelperHarness(environment: home.environment(relay: relay.url))
         let missing = try h.pass("retrigger-stale", now: t0)
         #expect(missing.exitCode == .configuration && missing.error?.category == "relay-not-found")
 
         // 429 with Retry-After in seconds, then as an HTTP-date: later passes wait exactly that long.
         try relay.script(trigger: [.init(status: 429, headers: ["Retry-After": "120"])])
-        h = try RelayHarness(environment: home.environment(relay: relay.url))
+        h = try HelperHarness(environment: home.environment(relay: relay.url))
         #expect(try h.pass("retrigger-stale", now: t0).result.counts["rate_limited"] == 1)
         var count = relay.triggers.count
         #expect(try h.pass("retrigger-stale", now: t0.addingTimeInterval(119)).result.reason == "backoff")
@@ -131,7 +106,7 @@ import TestSupport
 
         // 503: three tries in the pass, then exit 75 with the back-off stored; a 503 then 202 recovers in-pass.
         try relay.script(trigger: [.init(status: 503)])
-        h = try RelayHarness(environment: home.environment(relay: relay.url))
+        h = try HelperHarness(environment: home.environment(relay: relay.url))
         count = relay.triggers.count
         let unavailable = try h.pass("retrigger-stale", now: t0)
         #expect(unavailable.exitCode == .temporaryFailure && relay.triggers.count == count + 3)
@@ -141,20 +116,20 @@ import TestSupport
         #expect(recovered.exitCode == .success && recovered.result.counts["tries"] == 2 && recovered.result.counts["triggered"] == 1)
 
         // Connection refused: the same as a 5xx.
-        h = try RelayHarness(environment: home.environment(relay: "http://127.0.0.1:\(unusedPort())"))
+        h = try HelperHarness(environment: home.environment(relay: "http://127.0.0.1:\(unusedPort())"))
         let refused = try h.pass("retrigger-stale", now: t0)
         #expect(refused.exitCode == .temporaryFailure && refused.result.outcome == .failed)
         #expect(try h.pass("retrigger-stale", now: t0.addingTimeInterval(30)).result.reason == "backoff")
 
         // 0 disables; a dry run checks but sends nothing.
-        h = try RelayHarness(environment: home.environment(relay: relay.url, ["STALE_RETRIGGER_SECONDS": "0"]))
+        h = try HelperHarness(environment: home.environment(relay: relay.url, ["STALE_RETRIGGER_SECONDS": "0"]))
         #expect(try h.pass("retrigger-stale", now: t0).result.reason == "disabled")
-        h = try RelayHarness(environment: home.environment(relay: relay.url))
+        h = try HelperHarness(environment: home.environment(relay: relay.url))
         count = relay.triggers.count
         #expect(try h.pass("retrigger-stale", ["--dry-run"], now: t0).result.counts["would_trigger"] == 1)
         #expect(relay.triggers.count == count)
         // WATCHED_FOLDERS without the behind folder: nothing to do.
-        h = try RelayHarness(environment: home.environment(relay: relay.url, ["WATCHED_FOLDERS": "other-folder"]))
+        h = try HelperHarness(environment: home.environment(relay: relay.url, ["WATCHED_FOLDERS": "other-folder"]))
         #expect(try h.pass("retrigger-stale", now: t0).result.counts["triggered"] == 0)
         #expect(relay.triggers.count == count)
     }
@@ -175,7 +150,7 @@ import TestSupport
             (["HOME": home.directory.file("empty"), "RELAY_URL": relay.url], .configuration, "syncthing-api-key"),
         ]
         for (environment, code, category) in cases {
-            let h = try RelayHarness(environment: environment)
+            let h = try HelperHarness(environment: environment)
             let report = try h.pass("retrigger-stale", now: t0)
             #expect(report.exitCode == code && report.error?.category == category, "\(category): \(report.error?.message ?? "ok")")
             #expect(!h.everything.contains("wrong-key") && !h.everything.contains(home.syncthing.apiKey))
@@ -184,7 +159,7 @@ import TestSupport
         #expect(relay.triggers.isEmpty)
 
         // Overrides alone work without any config.xml.
-        let h = try RelayHarness(environment: ["HOME": home.directory.file("empty"), "RELAY_URL": relay.url,
+        let h = try HelperHarness(environment: ["HOME": home.directory.file("empty"), "RELAY_URL": relay.url,
                                            "SYNCTHING_API_KEY": home.syncthing.apiKey, "SYNCTHING_API_URL": home.syncthing.guiURL])
         #expect(try h.pass("retrigger-stale", now: t0).result.counts["triggered"] == 1)
     }
@@ -197,9 +172,9 @@ import TestSupport
         defer { relay.stop() }
 
         // The peer never connects and the relay is unhealthy: those two fail, exit 69; the rest pass.
-        let h = try RelayHarness(environment: home.environment(relay: relay.url))
+        let h = try HelperHarness(environment: home.environment(relay: relay.url))
         let failed = #expect(throws: JobError.self) { try h.command(["doctor"], now: t0) }
-        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 20 checks failed")  // 20: the serve-relay group (skipped here) and store-writable count too
+        #expect(failed?.exitCode == .unavailable && failed?.message == "2 of 18 checks failed", "\(failed?.message ?? "")")  // 18: the store's 5 and the helper's 13
         let text = h.everything
         #expect(text.contains("FAIL  relay-health") && text.contains("FAIL  peer-connected") && text.contains("ok    folder-shared: 1 folder(s) shared"), "\(text)")
         #expect(text.contains("skip  trigger: not sent"))
@@ -207,25 +182,25 @@ import TestSupport
         #expect(text.contains("ok    device-key: triggers are authenticated (v2): cert.pem and key.pem are readable (ecdsa-p384-sha384)"), "\(text)")
 
         // A refused key: the key check fails (78) and the checks that need it are skipped.
-        let wrongKey = try RelayHarness(environment: home.environment(relay: relay.url, ["SYNCTHING_API_KEY": "wrong-key"]))
+        let wrongKey = try HelperHarness(environment: home.environment(relay: relay.url, ["SYNCTHING_API_KEY": "wrong-key"]))
         let refused = #expect(throws: JobError.self) { try wrongKey.command(["doctor"], now: t0) }
         #expect(refused?.exitCode == .configuration)
         #expect(wrongKey.everything.contains("FAIL  syncthing-key") && wrongKey.everything.contains("skip  device-id") && wrongKey.everything.contains("skip  event-stream"))
 
         // A watcher setting out of range: its check fails with the variable named, exit 78.
-        let badDebounce = try RelayHarness(environment: home.environment(relay: relay.url, ["DEBOUNCE_SECONDS": "0"]))
+        let badDebounce = try HelperHarness(environment: home.environment(relay: relay.url, ["DEBOUNCE_SECONDS": "0"]))
         let debounce = #expect(throws: JobError.self) { try badDebounce.command(["doctor"], now: t0) }
         #expect(debounce?.exitCode == .configuration)
         #expect(badDebounce.everything.contains("FAIL  watcher-settings: DEBOUNCE_SECONDS must be"), "\(badDebounce.everything)")
 
         // A helper variable set but no RELAY_URL: a clear report, exit 78.
-        let noRelay = try RelayHarness(environment: ["HOME": home.directory.file("empty"), "SYNCTHING_API_KEY": "wrong-key"])
+        let noRelay = try HelperHarness(environment: ["HOME": home.directory.file("empty"), "SYNCTHING_API_KEY": "wrong-key"])
         let unconfigured = #expect(throws: JobError.self) { try noRelay.command(["doctor"], now: t0) }
         #expect(unconfigured?.exitCode == .configuration)
         #expect(noRelay.everything.contains("FAIL  relay-url: RELAY_URL is not set"))
 
         // Nothing of the helper configured (a relay server, say): its group is skipped, not failed.
-        let empty = try RelayHarness(environment: ["HOME": home.directory.file("empty")])
+        let empty = try HelperHarness(environment: ["HOME": home.directory.file("empty")])
         _ = try empty.command(["doctor"], now: t0)
         #expect(empty.everything.contains("skip  retrigger-stale: not configured here: none of RELAY_URL or SYNCTHING_* is set"))
 
