@@ -146,3 +146,66 @@ extension PostgresFaultMessageTests {
         }
     }
 }
+
+extension PostgresFaultMessageTests {
+    /// An immediate shutdown (SIGQUIT to the postmaster: every backend is told so with a WARNING and dropped) and a
+    /// start: the first request after it is served, and libpq's own WARNING/FATAL lines never reach stderr.
+    @Test func theFirstRequestAfterAnImmediateRestartIsServedAndLibpqsOwnLinesNeverReachStderr() throws {
+        let cluster = try PostgresCluster.start()
+        defer { cluster.stop() }
+        let front = try RelayFront(.postgresql, cluster: cluster, chain: nil)
+        let devices = (0..<4).map { Fixture.deviceID(140 + $0) }
+        for (index, device) in devices.enumerated() {
+            let registered = try JobProcess.run(["--store", front.store, "relay", "register", "--device-id", device, "--apns-token", Fixture.token(140 + index)],
+                                                environment: front.environment)
+            #expect(registered.exitCode == 0, "\(registered.stderr)")
+        }
+        let port = try front.startServer(["--no-push", "--threads", "4"])
+        defer { front.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        for device in devices { #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base).status == 202) }
+        for _ in 0..<2 {
+            let pid = try #require(cluster.serverProcessID)
+            kill(pid, SIGQUIT)
+            let gone = Date().addingTimeInterval(30)
+            while cluster.isServerRunning && Date() < gone { usleep(20_000) }
+            try cluster.startServer()
+            for device in devices {
+                let answer = try front.send("POST", "/api/v1/trigger", ["device_id": device], base: base)
+                #expect(answer.status == 202, "a request after an immediate restart: \(answer.status) \(answer.json)")
+            }
+        }
+        let results = front.stop()
+        let stderr = results.map(\.stderr).joined(separator: "\n")
+        #expect(!stderr.contains("WARNING:") && !stderr.contains("FATAL:") && !stderr.contains("terminating connection"), "\(stderr)")
+    }
+}
+
+extension PostgresFaultMessageTests {
+    /// The server restarts under a pass that is pushing: the pass exits 75, and its ledger row says so (written on a
+    /// new connection once the server is back), never `killed`.
+    @Test func aPassThatExits75BecauseTheServerRestartedIsRecordedAsItWasNotAsKilled() throws {
+        let t0: Int64 = 1_780_000_000
+        let cluster = try PostgresCluster.start()
+        defer { cluster.stop() }
+        let standIn = try APNsStandIn(answerDelayMilliseconds: 2)
+        defer { standIn.stop() }
+        let m = try RelayMachine(.postgresql, cluster: cluster, environment: standIn.environment())
+        try m.register(Fixture.deviceID(1), Fixture.token(1), at: t0 - 600)
+        try m.seed(devices: 750, tokensPerDevice: 2, registeredAt: (t0 - 600) * 1000, triggeredAt: (t0 - 1) * 1000,
+                   deviceID: { Fixture.deviceID(1000 + $0) }, token: { Fixture.token(1000 + $0 * 2 + $1) })
+        let running = try m.start(["send-wakeups"], at: t0)
+        let db = try m.database()
+        let deadline = Date().addingTimeInterval(60)
+        while try running.process.isRunning && Date() < deadline
+                && (db.scalar("SELECT count(*) FROM relay_tokens WHERE result_status IS NOT NULL") ?? 0) < 50 { usleep(5_000) }
+        try cluster.restart()
+        let lost = try running.wait(timeout: 120)
+        #expect(lost.exitCode == 75, "\(lost.stderr)")
+        let after = try m.database()
+        let rows = try after.query("SELECT outcome, exit_code, reason FROM job_runs WHERE job = 'send-wakeups' ORDER BY id")
+        let ledger = try rows.map { row in "\(try row.get(0, as: String.self)) \(try row.get(1, as: Int?.self).map(String.init) ?? "-") \(try row.get(2, as: String?.self) ?? "-")" }
+        #expect(ledger.last == "failed 75 store-connection-lost", "the ledger: \(ledger)")
+        #expect(try after.scalar("SELECT count(*) FROM job_leases WHERE job LIKE 'send-wakeups%'") == 0, "the lease was given up with it")
+    }
+}
