@@ -158,7 +158,7 @@ public struct Invocation: Sendable {
         JobContext(name: name, database: database, clock: clock, logger: logger(for: name), environment: environment,
                    arguments: arguments, dryRun: dryRun, jsonOutput: jsonOutput, storePath: storePath, output: output,
                    readInput: readInput, settings: catalog.settings,
-                   storeKeyLocation: StoreKeyLocation.resolve(environment: environment, storePath: storePath))
+                   storeKeyLocation: StoreKeyLocation.resolve(environment: environment, storePath: storePath), sealedSamples: catalog.sealedSamples)
     }
 }
 
