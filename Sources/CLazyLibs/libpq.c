@@ -31,6 +31,7 @@
     F(PGresult *, PQprepare, (PGconn *a0, const char *a1, const char *a2, int a3, const Oid *a4), (a0, a1, a2, a3, a4)) \
     F(char *, PQresultErrorField, (const PGresult *a0, int a1), (a0, a1)) \
     F(ExecStatusType, PQresultStatus, (const PGresult *a0), (a0)) \
+    F(PQnoticeProcessor, PQsetNoticeProcessor, (PGconn *a0, PQnoticeProcessor a1, void *a2), (a0, a1, a2)) \
     F(ConnStatusType, PQstatus, (const PGconn *a0), (a0)) \
     F(PGTransactionStatusType, PQtransactionStatus, (const PGconn *a0), (a0))
 

@@ -12,6 +12,7 @@
 #define LAZY_LIBRARY lazy_microhttpd
 #define MICROHTTPD_FUNCTIONS(F, V, M)                                                                             \
     M(MHD_start_daemon_va)                                                                                       \
+    M(MHD_get_connection_info)                                                                                   \
     V(void, MHD_stop_daemon, (struct MHD_Daemon *daemon), (daemon))                                              \
     F(MHD_socket, MHD_quiesce_daemon, (struct MHD_Daemon *daemon), (daemon))                                     \
     F(struct MHD_Response *, MHD_create_response_from_buffer, (size_t size, void *buffer,                        \
@@ -38,4 +39,11 @@ struct MHD_Daemon *MHD_start_daemon(unsigned int flags, uint16_t port, MHD_Accep
     struct MHD_Daemon *daemon = LAZY_REAL(MHD_start_daemon_va)(flags, port, apc, apc_cls, dh, dh_cls, options);
     va_end(options);
     return daemon;
+}
+
+/* MHD_get_connection_info is variadic too, with no va_list form; the info types job asks for
+   (MHD_CONNECTION_INFO_CONNECTION_FD, MHD_CONNECTION_INFO_CLIENT_ADDRESS) take no further argument, so none is
+   passed on. */
+const union MHD_ConnectionInfo *MHD_get_connection_info(struct MHD_Connection *connection, enum MHD_ConnectionInfoType info_type, ...) {
+    return LAZY_REAL(MHD_get_connection_info)(connection, info_type);
 }

@@ -10,7 +10,7 @@ import Glibc
 /// A request is read (headers, then the body up to `limits.maxBodyBytes`) by the I/O threads without ever
 /// blocking; once complete, its connection is suspended and the request handed to a worker; the worker's answer
 /// resumes the connection and is sent. So a slow or idle client holds a connection slot (until its deadlines cut
-/// it), never a worker, and a handler that blocks (on the store) holds one worker, never the I/O of other
+/// it: `ConnectionDeadlines`, absolute, never extended by trickled bytes), never a worker, and a handler that blocks (on the store) holds one worker, never the I/O of other
 /// connections. The handler is called on several workers at once: it must keep no state of its own between
 /// requests. Larger bodies get 413 and the connection is closed. Keep-alive is libmicrohttpd's.
 public final class HTTPServer: @unchecked Sendable {
@@ -27,6 +27,7 @@ public final class HTTPServer: @unchecked Sendable {
     // Set once in init, cleared once in stop (under `lock`).
     private var daemon: OpaquePointer?
     private let work = WorkQueue()
+    let deadlines: ConnectionDeadlines
     private var workers: [Thread] = []
 
     public struct StartFailure: Error, Sendable {}
@@ -40,6 +41,7 @@ public final class HTTPServer: @unchecked Sendable {
     public init(socket: ListeningSocket, limits: HTTPServerLimits, deferredHandler handler: @escaping DeferredHandler) throws {
         self.limits = limits
         self.handler = handler
+        deadlines = ConnectionDeadlines(headerTimeoutSeconds: limits.headerTimeoutSeconds, requestTimeoutSeconds: limits.requestTimeoutSeconds)
         let me = Unmanaged.passUnretained(self).toOpaque()
         let ioThreads = UInt32(max(1, min(4, (limits.threads + 1) / 2)))
         daemon = mhd_shim_start(
@@ -50,18 +52,31 @@ public final class HTTPServer: @unchecked Sendable {
                 return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
                     .access(connection, url: url, method: method, version: version, upload: uploadData, uploadSize: uploadDataSize, state: state)
             }, me,
-            { cls, _, state, _ in
+            { cls, connection, state, _ in
+                if let cls, let connection {
+                    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines.requestEnded(connection, now: ConnectionDeadlines.now())
+                }
                 guard let state, let pointer = state.pointee else { return }
                 let pending = Unmanaged<PendingRequest>.fromOpaque(pointer)
                 // A request a worker answered is over once its response was sent (or its connection closed).
                 if pending.takeUnretainedValue().dispatched, let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().work.completed() }
                 pending.release()
                 state.pointee = nil
+            }, me,
+            { cls, connection, _, code in
+                guard let cls, let connection else { return }
+                let deadlines = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines
+                if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED = 0 (microhttpd.h); else MHD_CONNECTION_NOTIFY_CLOSED
+                    deadlines.started(connection, descriptor: mhd_shim_connection_fd(connection), now: ConnectionDeadlines.now())
+                } else {
+                    deadlines.closed(connection)
+                }
             }, me)
         if daemon == nil {
             close(socket.descriptor)
             throw StartFailure()
         }
+        deadlines.start()
         for index in 0..<max(1, limits.threads) {
             let thread = Thread { [work, handler] in
                 while let item = work.next() {
@@ -91,7 +106,9 @@ public final class HTTPServer: @unchecked Sendable {
         // No new work from here on (a request completing now is answered 503 by its I/O thread); what is queued
         // or running is answered first.
         work.finish()
-        if work.drain(timeout: 10) { MHD_stop_daemon(running) }
+        let drained = work.drain(timeout: 10)
+        deadlines.stop()
+        if drained { MHD_stop_daemon(running) }
     }
 
     deinit { stop() }
@@ -102,7 +119,9 @@ public final class HTTPServer: @unchecked Sendable {
         let method: String
         let path: String
         let headers: [String: String]
-        let deadline: timespec
+        let peer: String
+        /// When the whole request must be complete (`ConnectionDeadlines`, monotonic nanoseconds).
+        let deadline: UInt64
         var body: [UInt8] = []
         var tooLarge = false
         var queued = false
@@ -110,16 +129,17 @@ public final class HTTPServer: @unchecked Sendable {
         private let lock = NSLock()
         private var response: HTTPServerResponse?
 
-        init(method: String, path: String, headers: [String: String], deadline: timespec) {
+        init(method: String, path: String, headers: [String: String], peer: String, deadline: UInt64) {
             self.method = method
             self.path = path
             self.headers = headers
+            self.peer = peer
             self.deadline = deadline
         }
 
         func request() -> HTTPServerRequest {
             let bare = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? path
-            return HTTPServerRequest(method: method, path: bare, headers: headers, body: body)
+            return HTTPServerRequest(method: method, path: bare, headers: headers, body: body, peer: peer)
         }
 
         /// Sets the response; false (and nothing changes) when one was set already.
@@ -140,18 +160,18 @@ public final class HTTPServer: @unchecked Sendable {
         guard let pointer = state.pointee else {
             // Headers are in: start the request, refusing an announced oversized body before any of it is read.
             let (headers, counts) = Self.headers(of: connection)
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            now.tv_sec += limits.requestTimeoutSeconds
+            let deadline = deadlines.headersArrived(connection, now: ConnectionDeadlines.now())
             let pending = PendingRequest(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
-                                         headers: headers, deadline: now)
+                                         headers: headers, peer: Self.peer(of: connection), deadline: deadline)
             state.pointee = Unmanaged.passRetained(pending).toOpaque()
             if Self.isMalformed(headers: headers, counts: counts, version: version.map { String(cString: $0) } ?? "") {
                 pending.queued = true
+                deadlines.answering(connection)
                 return queue(Self.badRequest, on: connection)
             }
             if let length = headers["content-length"], let announced = Int(length), announced > limits.maxBodyBytes {
                 pending.queued = true
+                deadlines.answering(connection)
                 return queue(Self.tooLarge, on: connection)
             }
             return .YES
@@ -162,12 +182,8 @@ public final class HTTPServer: @unchecked Sendable {
             return .YES
         }
         if uploadSize.pointee > 0 {
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
             // Trickled bytes never extend the request's deadline: past it the connection is cut.
-            if now.tv_sec > pending.deadline.tv_sec || (now.tv_sec == pending.deadline.tv_sec && now.tv_nsec >= pending.deadline.tv_nsec) {
-                return .NO
-            }
+            if ConnectionDeadlines.now() >= pending.deadline { return .NO }
             let size = uploadSize.pointee
             if pending.tooLarge || pending.body.count + size > limits.maxBodyBytes {
                 pending.tooLarge = true
@@ -178,6 +194,7 @@ public final class HTTPServer: @unchecked Sendable {
             uploadSize.pointee = 0
             return .YES
         }
+        deadlines.answering(connection)
         if pending.tooLarge {
             pending.queued = true
             return queue(Self.tooLarge, on: connection)
@@ -226,6 +243,13 @@ public final class HTTPServer: @unchecked Sendable {
         defer { MHD_destroy_response(response) }
         for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
         return MHD_queue_response(connection, UInt32(answer.status), response)
+    }
+
+    /// The connection's peer address as text, or "" when libmicrohttpd gives none.
+    private static func peer(of connection: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard mhd_shim_client_address(connection, &buffer, socklen_t(buffer.count)) == 0 else { return "" }
+        return String(cString: buffer)
     }
 
     /// The request's headers, names lower-cased (repeated ones joined with `, `), and how often each name came.

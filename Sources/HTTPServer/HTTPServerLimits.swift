@@ -1,8 +1,10 @@
 /// The server's caps: what one request and one client may take, so slow or greedy clients cannot hold it.
 ///
 /// Connections are served by an epoll thread pool: a slow client holds a connection slot, never a worker
-/// thread. `idleTimeoutSeconds` closes a connection that sends nothing; `requestTimeoutSeconds` is an
-/// absolute deadline from a request's headers to its last body byte, so trickled bytes cannot extend it.
+/// thread. `idleTimeoutSeconds` closes a connection that sends nothing; `headerTimeoutSeconds` and
+/// `requestTimeoutSeconds` are absolute deadlines from the start of a connection's wait for a request (its
+/// accept, or the previous response sent) to the end of its headers and of its body, so trickled bytes cannot
+/// extend them (`ConnectionDeadlines`).
 public struct HTTPServerLimits: Sendable, Equatable {
     /// Largest request body accepted; larger ones get 413 (at once when `Content-Length` says so).
     public var maxBodyBytes: Int
@@ -14,18 +16,21 @@ public struct HTTPServerLimits: Sendable, Equatable {
     public var maxConnectionsPerAddress: Int
     /// A connection that sends nothing for this long is closed.
     public var idleTimeoutSeconds: Int
-    /// A request whose body is not complete this long after its headers is cut.
+    /// A connection whose request's headers are not complete this long after it began waiting for them is cut.
+    public var headerTimeoutSeconds: Int
+    /// A connection whose request (headers and body) is not complete this long after it began waiting for it is cut.
     public var requestTimeoutSeconds: Int
     /// Worker threads that run the handler on complete requests (the epoll I/O threads are half as many, 1 to 4).
     public var threads: Int
 
     public init(maxBodyBytes: Int = 16 << 10, maxHeaderBytes: Int = 32 << 10, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 0,
-                idleTimeoutSeconds: Int = 15, requestTimeoutSeconds: Int = 15, threads: Int = 4) {
+                idleTimeoutSeconds: Int = 15, headerTimeoutSeconds: Int = 10, requestTimeoutSeconds: Int = 15, threads: Int = 4) {
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.maxConnections = maxConnections
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.headerTimeoutSeconds = headerTimeoutSeconds
         self.requestTimeoutSeconds = requestTimeoutSeconds
         self.threads = threads
     }

@@ -8,12 +8,15 @@ public struct HTTPServerRequest: Sendable {
     public let headers: [String: String]
     /// The body (never more than the server's `maxBodyBytes`).
     public let body: [UInt8]
+    /// The connection's peer address (`192.0.2.1`, `2001:db8::1`; empty when unknown).
+    public let peer: String
 
-    public init(method: String, path: String, headers: [String: String], body: [UInt8]) {
+    public init(method: String, path: String, headers: [String: String], body: [UInt8], peer: String = "") {
         self.method = method
         self.path = path
         self.headers = headers
         self.body = body
+        self.peer = peer
     }
 
     /// A header's value by case-insensitive name.

@@ -13,5 +13,6 @@ public enum RelayModule {
         postgresMigrations: RelayPostgresMigrations.all,
         jobs: [SendWakeupsJob(), CleanTokensJob()],
         commands: [RelayRegisterCommand(), RelayUnregisterCommand(), RelayTriggerCommand(), RelayShowCommand(), RelayUnpinCommand(), ServeRelayCommand()],
-        doctor: [APNsPreflight.group, StoreKitPreflight.group])
+        doctor: [APNsPreflight.group, StoreKitPreflight.group],
+        sealedSamples: [SealedSample(table: "relay_tokens", column: "token_sealed", purpose: Registry.tokenPurpose)])
 }

@@ -1,4 +1,5 @@
 import CPostgreSQL
+import CSQLite
 import Foundation
 
 /// One libpq connection to a PostgreSQL store: statements written with SQLite's `?`/`?N` placeholders, values
@@ -13,6 +14,14 @@ final class PostgresConnection {
     private let canceller: OpaquePointer?
     /// Statement names by `PostgresConnection.cacheKey`.
     private var prepared: [String: String] = [:]
+    /// Set once libpq failed on its own (no SQLSTATE from the server): the connection is taken as lost even while
+    /// `PQstatus` still says `CONNECTION_OK`, as it does when the server closed the socket after an immediate
+    /// shutdown's WARNING.
+    private var lost = false
+    /// Set by `interrupt()` (from any thread, under `interruptLock`): a `57014` that follows is this process's own
+    /// cancel, not the server's `statement_timeout`.
+    private var interruptRequested = false
+    private let interruptLock = NSLock()
 
     /// What one statement returned.
     struct Result {
@@ -50,6 +59,11 @@ final class PostgresConnection {
             throw StoreError(postgresState: "08001", message: message)
         }
         self.connection = connection
+        // libpq's default notice processor prints every NOTICE and WARNING the server sends to stderr ("WARNING:
+        // terminating connection due to immediate shutdown command"), bypassing the log; job's stderr carries only
+        // log lines and one-line errors, so they are dropped (what they announce surfaces as the next statement's
+        // error, with its own line).
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         canceller = PQgetCancel(connection)
         // Every session of the store speaks UTC and plain strings (times are stored as Unix milliseconds anyway),
         // and keeps the server's notices ("relation … already exists, skipping") off our stderr: libpq's default
@@ -114,12 +128,13 @@ final class PostgresConnection {
     /// invoked from a signal handler" and from another thread.
     func interrupt() {
         guard let canceller else { return }
+        interruptLock.withLock { interruptRequested = true }
         var buffer = [CChar](repeating: 0, count: 256)
         _ = PQcancel(canceller, &buffer, Int32(buffer.count))
     }
 
     /// True when the server closed this connection or it was lost.
-    var isBroken: Bool { PQstatus(connection) != CONNECTION_OK }
+    var isBroken: Bool { lost || PQstatus(connection) != CONNECTION_OK }
 
     /// True when the open transaction block was aborted by a failed statement (only ROLLBACK is accepted now).
     var isInFailedTransaction: Bool { PQtransactionStatus(connection) == PQTRANS_INERROR }
@@ -133,8 +148,11 @@ final class PostgresConnection {
     // MARK: Results and errors
 
     private func check(_ result: OpaquePointer?, sql: String) throws {
+        // A failure that carries no SQLSTATE is libpq's own, not the server's: the connection failed (a closed socket,
+        // an I/O error, "server closed the connection unexpectedly"), whatever PQstatus says. 08006 marks it lost.
         guard let result else {
-            throw StoreError(postgresState: isBroken ? "08006" : "XX000", message: Self.firstLine(PQerrorMessage(connection)), sql: sql)
+            lost = true
+            throw StoreError(postgresState: "08006", message: Self.firstLine(PQerrorMessage(connection)), sql: sql)
         }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
@@ -144,8 +162,13 @@ final class PostgresConnection {
             // The primary message only: DETAIL lines can quote the values of a row (a duplicate key's value).
             let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
             let message = primary ?? Self.firstLine(PQerrorMessage(connection))
-            // No SQLSTATE and a connection gone: the server went away mid-statement.
-            throw StoreError(postgresState: state ?? (isBroken ? "08006" : "XX000"), message: message, sql: sql)
+            // No SQLSTATE: libpq's own failure, the server went away under the statement.
+            if state == nil { lost = true }
+            // A cancel this process asked for is an interruption (SQLite's SQLITE_INTERRUPT), not a server's timeout.
+            if state == "57014", interruptLock.withLock({ () -> Bool in defer { interruptRequested = false }; return interruptRequested }) {
+                throw StoreError(extendedCode: SQLITE_INTERRUPT, message: "the statement was interrupted", sql: sql)
+            }
+            throw StoreError(postgresState: state ?? "08006", message: message, sql: sql)
         }
     }
 
@@ -241,6 +264,9 @@ final class PostgresConnection {
             ("definition of service", "the service name is not defined in the service file (PGSERVICEFILE, ~/.pg_service.conf)"),
             ("service file", "the service file cannot be read (PGSERVICEFILE, ~/.pg_service.conf)"),
             ("timeout expired", "connecting timed out"),
+            ("does not match host name", "the server's TLS certificate does not name the host connected to (sslmode=verify-full)"),
+            ("root certificate file", "no root certificate to check the server's TLS certificate against (sslrootcert, ~/.postgresql/root.crt)"),
+            ("certificate verify failed", "the server's TLS certificate does not verify against the root certificate (sslrootcert)"),
             ("translate host name", "the host name does not resolve"),
             ("starting up", "the server is starting up"),
             ("shutting down", "the server is shutting down"),

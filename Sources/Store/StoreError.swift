@@ -56,9 +56,11 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         switch sqlState {
         case "08001", "08004", "28000", "28P01", "3D000", "57P03": return .unavailable
         case "40001", "40P01", "55P03": return .busy
-        case "57014": return .interrupted
+        // Each gets its own message (docs/roles/relay.md, "PostgreSQL faults"): never SQLite's file wording.
+        case "57014": return .statementCancelled
         case "53100": return .full
-        case "25006", "42501": return .readOnly
+        case "25006": return .readOnlyServer
+        case "42501": return .permissionDenied
         case "XX001", "XX002": return .corrupt
         case "58030": return .io
         default: break
@@ -82,12 +84,18 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case unavailable
         /// The connection to the database server broke during the pass (PostgreSQL only).
         case connectionLost = "connection-lost"
+        /// The role lacks a privilege, or does not own what a migration changes (PostgreSQL `42501`).
+        case permissionDenied = "permission-denied"
+        /// The server accepts no writes: a standby, or a primary during a failover (PostgreSQL `25006`).
+        case readOnlyServer = "read-only-server"
+        /// The server cancelled a statement: `statement_timeout`, or an operator's `pg_cancel_backend` (`57014`).
+        case statementCancelled = "statement-cancelled"
     }
 
     /// True for failures of the file itself (not of a statement): the store cannot be used as it is.
     public var isStoreUnusable: Bool {
         switch kind {
-        case .notADatabase, .corrupt, .readOnly, .cannotOpen, .full, .io, .newerSchema: return true
+        case .notADatabase, .corrupt, .readOnly, .cannotOpen, .full, .io, .newerSchema, .permissionDenied: return true
         default: return false
         }
     }

@@ -269,7 +269,8 @@ enum RelayAPIBench {
         let (site, config) = try NginxRelayLab.render(
             shippedSite: try String(contentsOfFile: root + "/jobs/nginx-relay.conf", encoding: .utf8), directory: d,
             upstreamPort: upstreamPort, nginxPort: nginxPort, staticPort: staticPort, certificate: d + "/tls.pem", key: d + "/tls.key", workers: 2,
-            siteEdits: [("keepalive_requests 1000;", "keepalive_requests 100000;"), ("limit_conn relay_per_address 64;", "limit_conn relay_per_address 4096;")])
+            siteEdits: [("keepalive_requests 1000;", "keepalive_requests 100000;"), ("limit_conn relay_per_address 64;", "limit_conn relay_per_address 4096;"),
+                        ("limit_req zone=relay_requests burst=60 nodelay;", "")])
         try site.write(toFile: d + "/site.conf", atomically: true, encoding: .utf8)
         try "{\"status\":\"ok\",\"version\":\"1.0.0\"}".write(toFile: d + "/health.json", atomically: true, encoding: .utf8)
         try config.write(toFile: d + "/nginx.conf", atomically: true, encoding: .utf8)

@@ -25,7 +25,7 @@ import Store
 /// | 409 | stale (older than the verified transaction already stored) or conflicting (the Device ID holds another active subscription) provisioning, or a legacy numeric id that matches no exact legacy registration — never success |
 /// | 413 | body over the cap |
 /// | 415 | a body that is not `application/json` |
-/// | 429 | rate limited, with `Retry-After` (seconds): provisioning 60/min, triggers 10/min, status 12/min per Device ID |
+/// | 429 | rate limited, with `Retry-After` (seconds): provisioning 60/min, triggers 10/min, status 12/min per Device ID; signature checks 120/min per client address (`SignatureBudget`) |
 /// | 503 | the store failed (transient; nothing was recorded) |
 struct RelayAPI: Sendable {
     /// What `/health` reports: the project's version (`job --version`).
@@ -47,6 +47,8 @@ struct RelayAPI: Sendable {
     var trailingPush = false
     /// Device IDs per subscription and live tokens per Device ID (`FanOutCaps`).
     var caps = FanOutCaps()
+    /// Signature checks per client address (nil: unbounded).
+    var signatures: SignatureBudget?
 
     enum Route: String {
         case provision = "/api/v1/provision", trigger = "/api/v1/trigger", status = "/api/v1/status", health = "/api/v1/health"
@@ -64,16 +66,28 @@ struct RelayAPI: Sendable {
                 respond(Self.triggerAnswer(result, now: now, trailingPush: trailingPush, pushDue: pushDue))
             }
         case .serve(let route, let method, let fields, let deviceID, let now):
+            let client = client(of: request)
             do {
                 switch (route, method) {
-                case (.provision, "POST"): respond(try provision(fields, deviceID: deviceID, now: now))
+                case (.provision, "POST"): respond(try provision(fields, deviceID: deviceID, client: client, now: now))
                 case (.provision, _): respond(try deprovision(fields, deviceID: deviceID, now: now))
-                default: respond(try status(fields, deviceID: deviceID, now: now))
+                default: respond(try status(fields, deviceID: deviceID, client: client, now: now))
                 }
             } catch {
                 respond(Self.storeUnavailable)
             }
         }
+    }
+
+    /// Who a request's signature checks are counted against (`SignatureBudget.client`).
+    private func client(of request: HTTPServerRequest) -> String {
+        signatures?.client(peer: request.peer, realIP: request.header("x-real-ip")) ?? request.peer
+    }
+
+    /// Takes one signature check for `client`: nil when allowed, else the 429 answer.
+    private func signatureCheck(_ client: String, now: Int64) -> HTTPServerResponse? {
+        guard let signatures, let seconds = signatures.take(client, now: now) else { return nil }
+        return Self.rateLimited(seconds)
     }
 
     /// What a request needs once its route, method, media type and body are checked.
@@ -98,7 +112,7 @@ struct RelayAPI: Sendable {
         if route == .health { return .answer(.json(200, JSON.object([("status", .string("ok")), ("version", .string(Self.version))]).rendered())) }
         let contentType = request.header("content-type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard contentType == "application/json" else { return .answer(Self.error(415, "unsupported-media-type")) }
-        if route == .authenticatedTrigger { return .answer(authenticatedTrigger(request.body)) }
+        if route == .authenticatedTrigger { return .answer(authenticatedTrigger(request.body, client: client(of: request))) }
         guard let fields = try? StrictJSONObject.strings(request.body) else { return .answer(Self.error(400, "malformed-json")) }
         guard let rawDevice = fields["device_id"] else { return .answer(Self.error(400, "missing-device-id")) }
         guard let deviceID = RelayIdentifiers.deviceID(rawDevice) else { return .answer(Self.error(400, "bad-device-id")) }
@@ -132,7 +146,7 @@ struct RelayAPI: Sendable {
         try pool.with { database in try body(FrontDoorStore(database: database, keyring: keyring)) }
     }
 
-    private func provision(_ fields: [String: String], deviceID: String, now: Int64) throws -> HTTPServerResponse {
+    private func provision(_ fields: [String: String], deviceID: String, client: String, now: Int64) throws -> HTTPServerResponse {
         guard let rawToken = fields["apns_token"], let evidence = fields["transaction_id"] else { return Self.error(400, "missing-field") }
         guard let token = RelayIdentifiers.apnsToken(rawToken) else { return Self.error(400, "bad-apns-token") }
         var environment = APNsEnvironment.production
@@ -149,6 +163,7 @@ struct RelayAPI: Sendable {
             case .notRegistered: return Self.error(409, "no-legacy-registration")
             }
         }
+        if let limited = signatureCheck(client, now: now) { return limited }
         let verified: SignedTransactionVerifier.Verified
         do { verified = try SignedTransactionVerifier.verify(evidence, configuration: storeKit) } catch { return Self.refusal(error) }
         if let lapse = verified.lapse(now: now) {
@@ -193,7 +208,7 @@ struct RelayAPI: Sendable {
     /// `POST /api/v2/trigger`, checked in the order docs/protocols/trigger-v2.md gives: syntax and caps, the
     /// timestamp, then the store's cheap checks (rate limit, registration, active subscription), and only then the
     /// certificate hash, its strict parse and the signature; last the nonce, the pin and the observation.
-    func authenticatedTrigger(_ body: [UInt8]) -> HTTPServerResponse {
+    func authenticatedTrigger(_ body: [UInt8], client: String) -> HTTPServerResponse {
         let request: TriggerV2.Request
         do { request = try TriggerV2.parse(body) } catch { return Self.refusal(error) }
         let now = clock.now().unixMilliseconds
@@ -202,6 +217,7 @@ struct RelayAPI: Sendable {
             let limit = Self.triggerLimit
             let precheck = try writeNow { try $0.precheckAuthenticated(deviceID: request.deviceID, limit: limit, now: now) }
             guard case .accepted = precheck else { return answer(precheck, now: now) }
+            if let limited = signatureCheck(client, now: now) { return limited }
             do { try TriggerV2.authenticate(request) } catch { return Self.refusal(error) }
             // A nonce must outlive every moment its timestamp is still fresh on some host: the window after the
             // timestamp, plus the clock spread between hosts the relay tolerates.
@@ -223,11 +239,12 @@ struct RelayAPI: Sendable {
         Self.triggerAnswer(.success(outcome), now: now, trailingPush: trailingPush, pushDue: pushDue)
     }
 
-    private func status(_ fields: [String: String], deviceID: String, now: Int64) throws -> HTTPServerResponse {
+    private func status(_ fields: [String: String], deviceID: String, client: String, now: Int64) throws -> HTTPServerResponse {
         guard let evidence = fields["signed_transaction"] else { return Self.error(400, "missing-field") }
         let limit = Self.statusLimit
         if let seconds = try writeNow({ try $0.rateLimit(route: "status", deviceID: deviceID, limit: limit, now: now) }) { return Self.rateLimited(seconds) }
         if Self.isLegacyID(evidence) { return Self.error(403, "no-verified-subscription") }
+        if let limited = signatureCheck(client, now: now) { return limited }
         let verified: SignedTransactionVerifier.Verified
         do { verified = try SignedTransactionVerifier.verify(evidence, configuration: storeKit) } catch { return Self.refusal(error) }
         if let lapse = verified.lapse(now: now) {

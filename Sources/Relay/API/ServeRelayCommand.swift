@@ -14,14 +14,18 @@ struct ServeRelayCommand: Command {
     let runsOnPostgreSQL = true
     let path = ["serve-relay"]
     let libraries: [LazyLibrary] = [.microhttpd]
-    var environmentKeys: [(name: String, help: String)] { StoreKitConfiguration.environmentKeys + [FanOutCaps.devicesKey, FanOutCaps.tokensKey] }
+    var environmentKeys: [(name: String, help: String)] { 
+        StoreKitConfiguration.environmentKeys + [FanOutCaps.devicesKey, FanOutCaps.tokensKey, SignatureBudget.perMinuteKey, SignatureBudget.trustedProxiesKey]
+    }
     let summary = "serve the relay's HTTP API (provision, trigger, status, health) behind nginx; socket-activated or --listen"
     let options: [OptionSpec] = [
         .value("--listen", "HOST:PORT", "listen here instead of on the socket systemd passes (port 0 picks a free port)"),
         .value("--threads", "N", "worker threads (default 4)"),
         .value("--max-connections", "N", "open connections in all (default 1024)"),
+        .value("--max-connections-per-address", "N", "open connections from one client address; more are closed at accept (default 512, 0: no cap)"),
         .value("--idle-timeout", "SECONDS", "close a connection that sends nothing for this long (default 15)"),
-        .value("--request-timeout", "SECONDS", "cut a request whose body is not complete this long after its headers (default 15)"),
+        .value("--header-timeout", "SECONDS", "cut a connection whose request headers are not complete this long after it began waiting for them (default 10)"),
+        .value("--request-timeout", "SECONDS", "cut a connection whose whole request is not complete this long after it began waiting for it (default 15)"),
         .value("--max-batch", "N", "SQLite: requests whose writes share one durable commit, at most (default 256; 1 commits each alone)"),
         .flag("--no-push", "do not start send-wakeups passes when a push becomes due (the timer still runs them)"),
     ]
@@ -31,22 +35,32 @@ struct ServeRelayCommand: Command {
         serve one store. On SQLite the writes of many requests share one durable commit, and each request is
         answered once the commit holding its write returned (--max-batch caps how many; docs/group-commit.md).
         When a trigger makes a push due, a send-wakeups pass is started at once (its lease keeps it single).
-        Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed and a request
-        body must be complete 15 s after its headers. Environment: STOREKIT_BUNDLE_ID,
+        Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed; a request's
+        headers must be complete 10 s and its body 15 s after the connection began waiting for it (accepted, or its
+        previous response sent), however slowly its bytes trickle; at most 512 connections from one address
+        (docs/roles/relay.md, "Slow clients on the direct port"). Environment: STOREKIT_BUNDLE_ID,
         STOREKIT_PRODUCT_IDS, STOREKIT_ENVIRONMENTS (default Production), STOREKIT_ROOT_CA_FILE (tests and
         staging only), RELAY_MAX_DEVICES_PER_SUBSCRIPTION and RELAY_MAX_TOKENS_PER_DEVICE (fan-out caps,
-        default 10 each), and the APNS_* and RELAY_TRAILING_PUSH settings send-wakeups uses.
+        default 10 each), RELAY_SIGNATURE_CHECKS_PER_MINUTE (per client address, default 120) and
+        RELAY_TRUSTED_PROXIES (whose X-Real-IP names the client, default 127.0.0.1,::1), and the APNS_* and RELAY_TRAILING_PUSH settings send-wakeups uses.
         """
 
     func run(_ context: JobContext) throws {
         let storeKit = try StoreKitConfiguration(environment: context.environment)
         let trailingPush = try WakeupDebounce.trailingPush(context.env)
         let caps = try FanOutCaps(context.env)
+        let signatures = try SignatureBudget(context.env)
         var limits = HTTPServerLimits()
         if let threads = context.arguments.value("--threads") { limits.threads = try positive(threads, "--threads") }
         if let connections = context.arguments.value("--max-connections") { limits.maxConnections = try positive(connections, "--max-connections") }
         if let idle = context.arguments.value("--idle-timeout") { limits.idleTimeoutSeconds = try positive(idle, "--idle-timeout") }
+        if let header = context.arguments.value("--header-timeout") { limits.headerTimeoutSeconds = try positive(header, "--header-timeout") }
         if let request = context.arguments.value("--request-timeout") { limits.requestTimeoutSeconds = try positive(request, "--request-timeout") }
+        limits.maxConnectionsPerAddress = 512
+        if let perAddress = context.arguments.value("--max-connections-per-address") {
+            guard let value = Int(perAddress), value >= 0 else { throw JobError.usage("--max-connections-per-address needs a whole number, 0 or more") }
+            limits.maxConnectionsPerAddress = value
+        }
         var maxBatch = 256
         if let batch = context.arguments.value("--max-batch") { maxBatch = try positive(batch, "--max-batch") }
         let keyring = try context.keyring()
@@ -80,6 +94,7 @@ struct ServeRelayCommand: Command {
                                   pushDue: { due in if push { kicker.request(dueAt: due) } })
         configured.trailingPush = trailingPush
         configured.caps = caps
+        configured.signatures = signatures
         let api = configured
         shim_install_termination_handlers()
         var stopSignals = sigset_t()

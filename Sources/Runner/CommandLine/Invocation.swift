@@ -158,7 +158,7 @@ public struct Invocation: Sendable {
         JobContext(name: name, database: database, clock: clock, logger: logger(for: name), environment: environment,
                    arguments: arguments, dryRun: dryRun, jsonOutput: jsonOutput, storePath: storePath, output: output,
                    readInput: readInput, settings: catalog.settings,
-                   storeKeyLocation: StoreKeyLocation.resolve(environment: environment, storePath: storePath))
+                   storeKeyLocation: StoreKeyLocation.resolve(environment: environment, storePath: storePath), sealedSamples: catalog.sealedSamples)
     }
 }
 
@@ -191,6 +191,12 @@ public enum StoreFailure {
             return JobError.cancelled
         case .unavailable:
             return JobError.unavailable("store-unavailable", "the PostgreSQL store cannot be reached (\(error.message)); check --store or JOB_STORE and that the server runs")
+        case .permissionDenied:
+            return JobError.store("store-permission-denied", "the PostgreSQL role lacks a privilege on the store, or does not own a table a migration changes; grant it, or migrate as the owner")
+        case .readOnlyServer:
+            return JobError.transient("store-server-read-only", "the PostgreSQL server accepts no writes (a standby, or a failover under way); nothing was written, and the next pass retries")
+        case .statementCancelled:
+            return JobError.transient("store-statement-cancelled", "the PostgreSQL server cancelled a statement (statement_timeout, or an operator's cancel); it was rolled back, and the next pass retries")
         case .connectionLost:
             return JobError.transient("store-connection-lost", "the connection to the PostgreSQL store was lost; what was not committed was rolled back, and the next pass retries")
         case .newerSchema:

@@ -30,6 +30,8 @@ public final class JobContext {
     /// Registered settings.
     public let settings: Settings
     private let storeKeyLocation: StoreKeyLocation
+    /// The modules' sealed values a key is checked against when the key-check row is missing.
+    private let sealedSamples: [SealedSample]
     private var cachedStoreKey: SecretBytes?
     private var cachedKeyring: StoreKeyring?
     var heartbeat: (() throws -> Void)?
@@ -38,8 +40,10 @@ public final class JobContext {
 
     public init(name: String, database: Database, clock: Clock, logger: Logger, environment: [String: String],
                 arguments: Arguments, dryRun: Bool, jsonOutput: Bool, storePath: String, output: TextOutput,
-                readInput: @escaping @Sendable () throws -> [UInt8], settings: [SettingSpec], storeKeyLocation: StoreKeyLocation) {
+                readInput: @escaping @Sendable () throws -> [UInt8], settings: [SettingSpec], storeKeyLocation: StoreKeyLocation,
+                sealedSamples: [SealedSample] = []) {
         self.name = name
+        self.sealedSamples = sealedSamples
         self.database = database
         self.clock = clock
         self.logger = logger
@@ -64,7 +68,7 @@ public final class JobContext {
     public func reopening() -> Reopening {
         Reopening(name: name, clock: clock, logger: logger, environment: environment, arguments: arguments, dryRun: dryRun,
                   jsonOutput: jsonOutput, storePath: storePath, output: output, readInput: readInput, settings: settings.specs,
-                  storeKeyLocation: storeKeyLocation, storeKey: cachedStoreKey, keyring: cachedKeyring)
+                  storeKeyLocation: storeKeyLocation, storeKey: cachedStoreKey, keyring: cachedKeyring, sealedSamples: sealedSamples)
     }
 
     /// A context to be opened on another thread: everything but the store connection, which `open()` makes.
@@ -83,6 +87,7 @@ public final class JobContext {
         let storeKeyLocation: StoreKeyLocation
         let storeKey: SecretBytes?
         let keyring: StoreKeyring?
+        let sealedSamples: [SealedSample]
 
         /// The context over a new connection to the store, for the calling thread.
         public func open() throws -> JobContext {
@@ -90,7 +95,7 @@ public final class JobContext {
             do { database = try Database(path: storePath) } catch { throw StoreFailure.jobError(for: error) }
             let context = JobContext(name: name, database: database, clock: clock, logger: logger, environment: environment,
                                      arguments: arguments, dryRun: dryRun, jsonOutput: jsonOutput, storePath: storePath, output: output,
-                                     readInput: readInput, settings: settings, storeKeyLocation: storeKeyLocation)
+                                     readInput: readInput, settings: settings, storeKeyLocation: storeKeyLocation, sealedSamples: sealedSamples)
             context.cachedStoreKey = storeKey
             context.cachedKeyring = keyring
             return context
@@ -107,8 +112,9 @@ public final class JobContext {
     public func storeKey() throws -> SecretBytes {
         if let cachedStoreKey { return cachedStoreKey }
         let sealed: Int = try database.scalar("SELECT count(*) FROM store_key_check") ?? 0
-        let key = try storeKeyLocation.load(storeHoldsSecrets: sealed > 0)
-        try StoreKeyCheck.verify(key: key, database: database, now: Date().unixMilliseconds)
+        let samples = sealed > 0 ? [] : StoreKeyCheck.samples(sealedSamples, in: database)
+        let key = try storeKeyLocation.load(storeHoldsSecrets: sealed > 0 || !samples.isEmpty)
+        try StoreKeyCheck.verify(key: key, database: database, now: Date().unixMilliseconds, samples: samples)
         cachedStoreKey = key
         return key
     }

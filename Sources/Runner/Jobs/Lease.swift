@@ -80,6 +80,9 @@ public struct Lease {
         }
     }
 
+    /// The same lease over another connection to the same store (one opened after this one was lost).
+    func on(_ other: Database) -> Lease { Lease(database: other, job: job, holder: holder) }
+
     /// Gives the lease up, if this process still holds it.
     func release() throws {
         try database.writeIfNeeded { db in

@@ -142,14 +142,29 @@ public struct PassRunner {
         let storeDamaged = failure?.category == "store-corrupt" || failure?.category == "store-not-a-database"
         if storeDamaged { database.leaveMainFileUntouchedOnClose() }
         if let ledgerID, !storeDamaged {
-            do {
-                try database.write { _ in
-                    try Ledger(database: database).finish(id: ledgerID, outcome: result.outcome, exitCode: exitCode, finishedAt: invocation.clock.now().unixMilliseconds,
-                                                          durationMilliseconds: duration, counts: result.counts, reason: failure?.category ?? result.reason)
-                    try lease.release()
+            let reason = failure?.category ?? result.reason
+            func recordEnd(on store: Database) throws {
+                try store.write { _ in
+                    try Ledger(database: store).finish(id: ledgerID, outcome: result.outcome, exitCode: exitCode, finishedAt: invocation.clock.now().unixMilliseconds,
+                                                       durationMilliseconds: duration, counts: result.counts, reason: reason)
+                    try lease.on(store).release()
                 }
+            }
+            do {
+                try recordEnd(on: database)
             } catch {
-                logger.error("ledger.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
+                // PostgreSQL: a pass whose connection was lost (the server restarted under it) records its end on a
+                // new connection, so the ledger says what it was (75, store-connection-lost), not `killed`
+                // (docs/roles/relay.md, "PostgreSQL faults"). Five tries a second apart; a server still down, or one
+                // that accepts no writes, leaves the row to the next pass.
+                var recorded = false
+                if database.engine == .postgresql, let lost = error as? StoreError, lost.kind == .connectionLost || lost.kind == .unavailable {
+                    for attempt in 0..<5 where !recorded {
+                        if attempt > 0 { usleep(1_000_000) }
+                        if let fresh = try? Database(path: invocation.storePath), (try? recordEnd(on: fresh)) != nil { recorded = true }
+                    }
+                }
+                if !recorded { logger.error("ledger.write_failed", ["category": .category(StoreFailure.jobError(for: error))]) }
             }
             finishMetrics(job: job.name, outcome: result.outcome, database: database, started: started, exitCode: exitCode, counts: result.counts, logger: logger)
         }

@@ -14,10 +14,13 @@ public struct Module: Sendable {
     public let doctor: [DoctorGroup]
     /// What `maintain-store` prunes of this module's tables.
     public let upkeep: [StoreUpkeep]
+    /// Where this module keeps values sealed under the store key (`StoreKeyCheck` checks a key against them).
+    public let sealedSamples: [SealedSample]
 
     public init(name: String, migrations: [Migration] = [], postgresMigrations: [Migration] = [], jobs: [any Job] = [], commands: [any Command] = [],
-                settings: [SettingSpec] = [], doctor: [DoctorGroup] = [], upkeep: [StoreUpkeep] = []) {
+                settings: [SettingSpec] = [], doctor: [DoctorGroup] = [], upkeep: [StoreUpkeep] = [], sealedSamples: [SealedSample] = []) {
         self.upkeep = upkeep
+        self.sealedSamples = sealedSamples
         self.name = name
         self.migrations = migrations
         self.postgresMigrations = postgresMigrations
@@ -37,6 +40,8 @@ public struct Catalog: Sendable {
     public let migrator: Migrator
     /// The migrations of a PostgreSQL store.
     public let postgresMigrator: Migrator
+    /// Every module's sealed values (`SealedSample`).
+    public let sealedSamples: [SealedSample]
 
     public init(modules: [Module]) {
         self.modules = modules
@@ -46,6 +51,7 @@ public struct Catalog: Sendable {
         // `job doctor` gathers every module's checks, so it is built here rather than by one module.
         commands = modules.flatMap(\.commands) + [DoctorCommand(groups: modules.flatMap(\.doctor))]
         settings = modules.flatMap(\.settings)
+        sealedSamples = modules.flatMap(\.sealedSamples)
         var migrator = Migrator()
         for migration in modules.flatMap(\.migrations) { migrator.register(migration) }
         self.migrator = migrator

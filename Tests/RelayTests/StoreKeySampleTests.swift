@@ -1,0 +1,37 @@
+import Foundation
+import Store
+import Testing
+import TestSupport
+
+/// A store key is checked against the sealed values themselves when the key-check row is gone (docs/roles/relay.md,
+/// "The store key"), through the real `job` binary.
+@Suite struct StoreKeySampleTests {
+    @Test func aDifferentKeyIsRefusedOverSealedTokensEvenWhenTheKeyCheckRowWasDeleted() throws {
+        let home = TemporaryDirectory("key-sample")
+        let store = home.file("relay.sqlite")
+        let original = home.file("original.key"), other = home.file("other.key")
+        try TestStore.writeKey(to: original)
+        try TestStore.writeKey(to: other)
+        func run(_ key: String, _ arguments: [String]) throws -> JobProcess.Result {
+            try JobProcess.run(["--store", store] + arguments, environment: JobProcess.environment(home: home.path, ["JOB_STORE_KEY_FILE": key]))
+        }
+        let registered = try run(original, ["relay", "register", "--device-id", Fixture.deviceID(1), "--apns-token", Fixture.token(1)])
+        #expect(registered.exitCode == 0, "\(registered.stderr)")
+        #expect(try run(other, ["relay", "register", "--device-id", Fixture.deviceID(3), "--apns-token", Fixture.token(3)]).exitCode == 78,
+                "the check row refuses another key")
+
+        try Database(path: store).execute("DELETE FROM store_key_check")
+        for arguments in [["relay", "register", "--device-id", Fixture.deviceID(2), "--apns-token", Fixture.token(2)], ["relay", "register", "--device-id", Fixture.deviceID(1), "--apns-token", Fixture.token(5)]] {
+            let refused = try run(other, arguments)
+            let lines = refused.stderr.split(separator: "\n").filter { $0.hasPrefix("job: ") }
+            #expect(refused.exitCode == 78 && lines.count == 1 && lines[0].contains("the store key does not match this store"), "\(arguments): \(refused.stderr)")
+        }
+        #expect(try Database(path: store).scalar("SELECT count(*) FROM store_key_check") == 0, "no check row was sealed under the other key")
+        #expect(try Database(path: store).scalar("SELECT count(*) FROM relay_tokens") == 1, "nothing was registered under it")
+
+        // The original key opens the tokens: accepted, and the check row is sealed again.
+        #expect(try run(original, ["relay", "register", "--device-id", Fixture.deviceID(4), "--apns-token", Fixture.token(4)]).exitCode == 0)
+        #expect(try Database(path: store).scalar("SELECT count(*) FROM store_key_check") == 1)
+        #expect(try Database(path: store).scalar("SELECT count(*) FROM relay_tokens") == 2)
+    }
+}
