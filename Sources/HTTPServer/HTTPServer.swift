@@ -13,15 +13,15 @@ import Glibc
 /// it: `ConnectionDeadlines`, absolute, never extended by trickled bytes), never a worker, and a handler that blocks (on the store) holds one worker, never the I/O of other
 /// connections. The handler is called on several workers at once: it must keep no state of its own between
 /// requests. Larger bodies get 413 and the connection is closed. Keep-alive is libmicrohttpd's.
-public final class HTTPServer: @unchecked Sendable {
-    public typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
+package final class HTTPServer: @unchecked Sendable {
+    package typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
     /// Answers a request once: the connection is resumed and the response sent. Callable from any thread.
-    public typealias Responder = @Sendable (HTTPServerResponse) -> Void
+    package typealias Responder = @Sendable (HTTPServerResponse) -> Void
     /// A handler that may answer later, from another thread (a store writer answering after its commit), so the
     /// worker is free for the next request meanwhile. It must call the responder exactly once.
-    public typealias DeferredHandler = @Sendable (HTTPServerRequest, @escaping Responder) -> Void
+    package typealias DeferredHandler = @Sendable (HTTPServerRequest, @escaping Responder) -> Void
 
-    public let limits: HTTPServerLimits
+    package let limits: HTTPServerLimits
     let handler: DeferredHandler
     private let lock = NSLock()
     // Set once in init, cleared once in stop (under `lock`).
@@ -30,15 +30,15 @@ public final class HTTPServer: @unchecked Sendable {
     let deadlines: ConnectionDeadlines
     private var workers: [Thread] = []
 
-    public struct StartFailure: Error, Sendable {}
+    package struct StartFailure: Error, Sendable {}
 
     /// Starts answering on `socket` (which the server then owns and closes in `stop`).
-    public convenience init(socket: ListeningSocket, limits: HTTPServerLimits, handler: @escaping Handler) throws {
+    package convenience init(socket: ListeningSocket, limits: HTTPServerLimits, handler: @escaping Handler) throws {
         try self.init(socket: socket, limits: limits, deferredHandler: { request, respond in respond(handler(request)) })
     }
 
     /// Starts answering on `socket`, each request answered whenever its handler calls the responder.
-    public init(socket: ListeningSocket, limits: HTTPServerLimits, deferredHandler handler: @escaping DeferredHandler) throws {
+    package init(socket: ListeningSocket, limits: HTTPServerLimits, deferredHandler handler: @escaping DeferredHandler) throws {
         self.limits = limits
         self.handler = handler
         deadlines = ConnectionDeadlines(headerTimeoutSeconds: limits.headerTimeoutSeconds, requestTimeoutSeconds: limits.requestTimeoutSeconds)
@@ -92,7 +92,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Stops accepting, lets the workers answer what they hold, closes every connection and the listening socket.
-    public func stop() {
+    package func stop() {
         let running: OpaquePointer? = lock.withLock {
             let running = daemon
             daemon = nil
@@ -249,7 +249,7 @@ public final class HTTPServer: @unchecked Sendable {
     private static func peer(of connection: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         guard mhd_shim_client_address(connection, &buffer, socklen_t(buffer.count)) == 0 else { return "" }
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The request's headers, names lower-cased (repeated ones joined with `, `), and how often each name came.

@@ -157,7 +157,7 @@ enum LinkFloodBench {
     static func sendOffer(_ bob: String) -> String {
         let start = Date()
         let ticket = bob + ".ticket-\(UUID().uuidString.prefix(6))"
-        FileManager.default.createFile(atPath: ticket, contents: Data("flood\n".utf8))
+        _ = FileManager.default.createFile(atPath: ticket, contents: Data("flood\n".utf8))
         let text = (try? LinkBench.job(bob, ["--json", "offers", "send", "--to", "alice", "--ticket-file", ticket, "--files", "1", "--bytes", "1"])) ?? ""
         let state = (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["state"] as? String ?? "failed"
         return state + String(format: " in %.2f s", Date().timeIntervalSince(start))

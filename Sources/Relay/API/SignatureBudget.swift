@@ -80,13 +80,13 @@ final class SignatureBudget: @unchecked Sendable {
         if inet_pton(AF_INET, text, &v4) == 1 {
             var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             guard inet_ntop(AF_INET, &v4, &buffer, socklen_t(buffer.count)) != nil else { return nil }
-            return String(cString: buffer)
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, text, &v6) == 1 {
             var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
             guard inet_ntop(AF_INET6, &v6, &buffer, socklen_t(buffer.count)) != nil else { return nil }
-            let text = String(cString: buffer)
+            let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             // An IPv4 client on a dual-stack socket (`::ffff:192.0.2.1`) is that IPv4 client.
             if text.hasPrefix("::ffff:"), text.contains(".") { return String(text.dropFirst(7)) }
             return text
@@ -101,6 +101,6 @@ final class SignatureBudget: @unchecked Sendable {
         withUnsafeMutableBytes(of: &v6) { bytes in for index in 8..<16 { bytes[index] = 0 } }
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         guard inet_ntop(AF_INET6, &v6, &buffer, socklen_t(buffer.count)) != nil else { return address }
-        return String(cString: buffer) + "/64"
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/64"
     }
 }
