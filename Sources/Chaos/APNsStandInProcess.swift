@@ -3,25 +3,25 @@ import Foundation
 
 /// The relay tests' APNs stand-in (`Tests/Peers/apns_standin.py`: HTTP/2 over TLS, checks every
 /// header and the provider JWT, logs one JSON line per request) as a child process of the harness.
-public final class APNsStandInProcess {
-    public let directory: String
-    public let keyFile: String
-    public let keyID = "CHAOSKEY01"
-    public let teamID = "CHAOSTEAM1"
-    public let topic = "eu.vaultsync.app"
+package final class APNsStandInProcess {
+    package let directory: String
+    package let keyFile: String
+    package let keyID = "CHAOSKEY01"
+    package let teamID = "CHAOSTEAM1"
+    package let topic = "eu.vaultsync.app"
     public private(set) var port = 0
     private let process = Process()
-    public var logFile: String { directory + "/apns-log.jsonl" }
+    package var logFile: String { directory + "/apns-log.jsonl" }
     var scriptFile: String { directory + "/apns-script.json" }
 
     /// `Tests/Peers` of the source tree this was built from.
-    public static var peersDirectory: String {
+    package static var peersDirectory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tests/Peers").path
     }
 
     /// Starts the stand-in answering `answers` (hex token → (status, reason, 410 timestamp)), 200 otherwise.
-    public init(directory: String, answers: [String: (status: Int, reason: String?, timestamp: Int64?)]) throws {
+    package init(directory: String, answers: [String: (status: Int, reason: String?, timestamp: Int64?)]) throws {
         self.directory = directory
         keyFile = directory + "/AuthKey.p8"
         try P256PrivateKey.generate().pkcs8PEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
@@ -58,7 +58,7 @@ public final class APNsStandInProcess {
 
     /// From now on, answers wait (requests are still logged as they arrive) until this is called with false, when
     /// the held answers leave at once. The stand-in re-reads its script when the file changes.
-    public func holdAnswers(_ hold: Bool) throws {
+    package func holdAnswers(_ hold: Bool) throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: scriptFile))
         guard var script = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { throw ChaosFailure("bad stand-in script") }
         script["hold_answers"] = hold
@@ -66,18 +66,18 @@ public final class APNsStandInProcess {
     }
 
     /// The `job` environment that sends to this stand-in.
-    public var environment: [String: String] {
+    package var environment: [String: String] {
         ["APNS_KEY_FILE": keyFile, "APNS_KEY_ID": keyID, "APNS_TEAM_ID": teamID, "APNS_TOPIC": topic,
          "APNS_URL": "https://127.0.0.1:\(port)", "APNS_CA_FILE": directory + "/ca.pem"]
     }
 
     /// The log's current size: requests logged from here on belong to what follows.
-    public func logOffset() -> UInt64 {
+    package func logOffset() -> UInt64 {
         ((try? FileManager.default.attributesOfItem(atPath: logFile))?[.size] as? NSNumber)?.uint64Value ?? 0
     }
 
     /// The requests logged after `offset`.
-    public func requests(since offset: UInt64) throws -> [[String: Any]] {
+    package func requests(since offset: UInt64) throws -> [[String: Any]] {
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: logFile))
         defer { try? handle.close() }
         try handle.seek(toOffset: offset)
@@ -88,7 +88,7 @@ public final class APNsStandInProcess {
         }
     }
 
-    public func stop() {
+    package func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -3,10 +3,10 @@ import Foundation
 /// Seeded random `job` command lines: command words, global and command options, and values of every shape a
 /// person or a script might type — above all store paths (`x`, `0`, `d/s.sqlite`, `./y`, `e//f/`, `/dev/null`, a
 /// folder, a FIFO …), which once trapped. Deterministic in its seed.
-public struct ArgvFuzzer {
+package struct ArgvFuzzer {
     /// Store and file path shapes: one character, relative and nested, repeated and trailing slashes, dots, the
     /// root, devices, very long, spaces, non-ASCII, option-like, empty.
-    public static let pathShapes: [String] = [
+    package static let pathShapes: [String] = [
         "x", "0", "y", "-", ".", "..", "./y", "../z", "d/s.sqlite", "d/e/f/s.sqlite", "e//f/", "g/", "//", "/", "/dev/null", "/dev/zero",
         "/proc/self/fd/0", "/nonexistent/dir/s.sqlite", "a/../b", "~", "$HOME", "", " ", "s p a c e.sqlite", "é/ü.sqlite", "𝄞",
         "--store", "-x", String(repeating: "a", count: 300), String(repeating: "d/", count: 200) + "s", "fifo", "folder", "file.sqlite",
@@ -14,7 +14,7 @@ public struct ArgvFuzzer {
     ]
 
     /// Values that are not paths: times, numbers, words.
-    public static let values: [String] = [
+    package static let values: [String] = [
         "", "0", "-1", "1", "999999999999999999999", "@0", "@-1", "@1e3", "@253402300800", "2026-02-30T00:00:00Z", "2026-03-01T00:00:00Z",
         "yesterday", "text", "json", "xml", "bash", "zsh", "fish", "tcsh", "on", "off", "true", "%s%n", "a=b", "--", "-h", "--help",
     ]
@@ -27,13 +27,13 @@ public struct ArgvFuzzer {
     /// Command words to start a line with (`status`, `grants issue`, …) and each one's options.
     let commands: [(words: [String], options: [String])]
 
-    public init(seed: UInt64, commands: [(words: [String], options: [String])]) {
+    package init(seed: UInt64, commands: [(words: [String], options: [String])]) {
         random = ChaosRandom(seed: seed)
         self.commands = commands
     }
 
     /// The next command line (without the program name).
-    public mutating func next() -> [String] {
+    package mutating func next() -> [String] {
         var line: [String] = []
         func value(path: Bool) -> String {
             let pool = path || Int.random(in: 0..<3, using: &random) == 0 ? Self.pathShapes : Self.values

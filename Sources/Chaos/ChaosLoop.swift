@@ -4,41 +4,41 @@ import Foundation
 /// moment of its measured duration (1–3 times), rerun it undisturbed until the work is settled, check the
 /// invariants", until the requested number of kills has landed. With `signal = SIGTERM` the passes are stopped
 /// gracefully instead (a stopped pass exits 75), as systemd stops a unit.
-public struct ChaosLoop {
-    public let process: ChaosProcess
-    public let kills: Int
-    public let seed: UInt64
+package struct ChaosLoop {
+    package let process: ChaosProcess
+    package let kills: Int
+    package let seed: UInt64
     /// The signal that stops a pass: SIGKILL (default) or SIGTERM.
-    public var signal: Int32 = SIGKILL
+    package var signal: Int32 = SIGKILL
     /// Called with a line of progress (the bench prints it; tests ignore it).
-    public var progress: (String) -> Void = { _ in }
+    package var progress: (String) -> Void = { _ in }
 
-    public init(process: ChaosProcess, kills: Int, seed: UInt64) {
+    package init(process: ChaosProcess, kills: Int, seed: UInt64) {
         self.process = process
         self.kills = kills
         self.seed = seed
     }
 
     /// The figures of one job's run.
-    public struct Report: Sendable {
-        public var job = ""
-        public var rows = 0
+    package struct Report: Sendable {
+        package var job = ""
+        package var rows = 0
         /// Duration of the undisturbed pass the kill moments were drawn from.
-        public var measuredSeconds = 0.0
+        package var measuredSeconds = 0.0
         /// SIGKILLs that landed on a running pass.
-        public var kills = 0
+        package var kills = 0
         /// Kill moments drawn after the pass had already finished on its own.
-        public var passesFinishedBeforeKill = 0
+        package var passesFinishedBeforeKill = 0
         /// Killed passes the ledger recorded as abandoned (the others died before they began their ledger row).
-        public var abandonedPasses = 0
-        public var rounds = 0
-        public var settlingPasses = 0
+        package var abandonedPasses = 0
+        package var rounds = 0
+        package var settlingPasses = 0
         /// Invariant violations, each with its round.
-        public var violations: [String] = []
-        public var seconds = 0.0
+        package var violations: [String] = []
+        package var seconds = 0.0
     }
 
-    public func run(_ scenario: ChaosScenario, rows: Int) throws -> Report {
+    package func run(_ scenario: ChaosScenario, rows: Int) throws -> Report {
         var report = Report()
         report.job = scenario.job
         report.rows = rows

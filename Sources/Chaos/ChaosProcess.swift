@@ -1,31 +1,31 @@
 import Foundation
 
 /// Runs the built `job` as a real process, to completion or until a SIGKILL (or SIGTERM) at a chosen moment.
-public struct ChaosProcess: Sendable {
+package struct ChaosProcess: Sendable {
     /// The `job` executable.
-    public let executable: String
+    package let executable: String
     /// The process environment (HOME, PATH, the job's settings).
-    public let environment: [String: String]
+    package let environment: [String: String]
 
-    public init(executable: String, environment: [String: String]) {
+    package init(executable: String, environment: [String: String]) {
         self.executable = executable
         self.environment = environment
     }
 
     /// The same executable with `extra` added to the environment.
-    public func adding(_ extra: [String: String]) -> ChaosProcess {
+    package func adding(_ extra: [String: String]) -> ChaosProcess {
         ChaosProcess(executable: executable, environment: environment.merging(extra) { $1 })
     }
 
     /// What one run left behind.
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// The exit status, or nil when the process died by SIGKILL.
-        public let exitCode: Int32?
+        package let exitCode: Int32?
         /// True when our SIGKILL landed while the process was still running.
-        public let killed: Bool
-        public let stdout: String
-        public let stderr: String
-        public let seconds: Double
+        package let killed: Bool
+        package let stdout: String
+        package let stderr: String
+        package let seconds: Double
     }
 
     /// Runs `job arguments…`; when `killAfter` is given, sends `signal` (SIGKILL unless told) that many seconds
@@ -34,7 +34,7 @@ public struct ChaosProcess: Sendable {
     ///
     /// With SIGTERM the job stops gracefully: it counts as killed when it exited 75 (stopped) or died of the
     /// signal (before its handler was installed); an exit 0 means the signal came too late to matter.
-    public func run(_ arguments: [String], killAfter: Double? = nil, signal: Int32 = SIGKILL, timeout: Double = 300, stdin: String? = nil) throws -> Outcome {
+    package func run(_ arguments: [String], killAfter: Double? = nil, signal: Int32 = SIGKILL, timeout: Double = 300, stdin: String? = nil) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -89,7 +89,7 @@ public struct ChaosProcess: Sendable {
     }
 
     /// The `counts` object of a `--json` pass result.
-    public static func counts(_ json: String) -> [String: Int] {
+    package static func counts(_ json: String) -> [String: Int] {
         guard let line = json.split(separator: "\n").last,
               let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
               let counts = object["counts"] as? [String: Any] else { return [:] }

@@ -1,6 +1,6 @@
 /// One job under the chaos harness: how to seed its store, run its passes, and check its invariants
 /// against a model computed from the seed data alone (never by calling the job's own rules).
-public protocol ChaosScenario: AnyObject {
+package protocol ChaosScenario: AnyObject {
     /// The job's name (`job <name>`).
     var job: String { get }
     /// The round's store file.
@@ -25,7 +25,7 @@ public protocol ChaosScenario: AnyObject {
 }
 
 extension ChaosScenario {
-    public var passEnvironment: [String: String] { [:] }
-    public func afterKill() throws -> [String] { [] }
-    public func finish() {}
+    package var passEnvironment: [String: String] { [:] }
+    package func afterKill() throws -> [String] { [] }
+    package func finish() {}
 }

@@ -3,16 +3,16 @@ import Runner
 import Store
 
 /// The scratch stores of a chaos run: one seeded template, copied afresh for every round.
-public struct ChaosStore: Sendable {
-    public let directory: String
-    public var template: String { directory + "/template.sqlite" }
-    public var store: String { directory + "/store.sqlite" }
+package struct ChaosStore: Sendable {
+    package let directory: String
+    package var template: String { directory + "/template.sqlite" }
+    package var store: String { directory + "/store.sqlite" }
 
-    public init(directory: String) { self.directory = directory }
+    package init(directory: String) { self.directory = directory }
 
     /// Creates the template with `job migrate` (so the store has every module's tables and its store key)
     /// and opens it for seeding.
-    public func createTemplate(_ job: ChaosProcess) throws -> Database {
+    package func createTemplate(_ job: ChaosProcess) throws -> Database {
         for suffix in ["", "-wal", "-shm", ".key"] { try? FileManager.default.removeItem(atPath: template + suffix) }
         let migrate = try job.run(["--store", template, "migrate"])
         guard migrate.exitCode == 0 else { throw ChaosFailure("job migrate failed: \(migrate.stderr)") }
@@ -21,22 +21,22 @@ public struct ChaosStore: Sendable {
     }
 
     /// The template's store key (for sealing seeded secrets).
-    public func templateKey() throws -> Cryptography.SecretBytes {
+    package func templateKey() throws -> Cryptography.SecretBytes {
         try StoreKeyLocation.resolve(environment: [:], storePath: template).load()
     }
 
     /// Folds the template's WAL into the main file so a plain file copy is the whole store.
-    public func sealTemplate(_ database: Database) throws {
+    package func sealTemplate(_ database: Database) throws {
         try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     /// Passes the ledger of `path` records as abandoned (killed, then taken over).
-    public static func abandonedPasses(_ path: String) throws -> Int {
+    package static func abandonedPasses(_ path: String) throws -> Int {
         try Database(path: path).scalar("SELECT count(*) FROM job_runs WHERE outcome = 'failed' AND reason = 'killed'") ?? 0
     }
 
     /// Replaces the round store with a fresh copy of the template (file and store key).
-    public func freshCopy() throws {
+    package func freshCopy() throws {
         for suffix in ["", "-wal", "-shm", ".key"] { try? FileManager.default.removeItem(atPath: store + suffix) }
         try FileManager.default.copyItem(atPath: template, toPath: store)
         try FileManager.default.copyItem(atPath: template + ".key", toPath: store + ".key")
@@ -45,7 +45,7 @@ public struct ChaosStore: Sendable {
     /// The checks every job shares after a settled round: the file is sound, foreign keys hold, the ledger
     /// shows no pass still `running`, no failed pass but the abandoned (killed) ones, and no lease left.
     /// `stopped`: passes stopped by SIGTERM (failed/`cancelled`) are expected too (a graceful kill loop).
-    public static func commonViolations(_ db: Database, stopped: Bool = false) throws -> [String] {
+    package static func commonViolations(_ db: Database, stopped: Bool = false) throws -> [String] {
         var violations: [String] = []
         let integrity: String? = try db.scalar("PRAGMA integrity_check")
         if integrity != "ok" { violations.append("integrity_check: \(integrity ?? "nil")") }
@@ -68,9 +68,9 @@ public struct ChaosStore: Sendable {
 }
 
 /// A chaos run that could not do its work (as opposed to a violated invariant, which is reported).
-public struct ChaosFailure: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct ChaosFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 import Cryptography

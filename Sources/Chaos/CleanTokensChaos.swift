@@ -8,8 +8,8 @@ import Store
 /// The seed gives each token one of the cases below, drawn at random; the model — which tokens must go —
 /// is the case table itself (`Case.removed`), written here from APNs's documented semantics, not taken
 /// from the job's rule.
-public final class CleanTokensChaos: ChaosScenario {
-    public let job = "clean-tokens"
+package final class CleanTokensChaos: ChaosScenario {
+    package let job = "clean-tokens"
     let store: ChaosStore
     let process: ChaosProcess
     let tokens: Int
@@ -36,14 +36,14 @@ public final class CleanTokensChaos: ChaosScenario {
     /// Digest of every row that must survive, taken from the template.
     private var survivorDigest: [Int64: UInt64] = [:]
 
-    public init(store: ChaosStore, process: ChaosProcess, tokens: Int, seed: UInt64) {
+    package init(store: ChaosStore, process: ChaosProcess, tokens: Int, seed: UInt64) {
         self.store = store
         self.process = process
         self.tokens = tokens - tokens % 2
         self.seed = seed
     }
 
-    public func prepare() throws {
+    package func prepare() throws {
         var random = ChaosRandom(seed: seed ^ 0xC1EA)
         // A third of the tokens removable, so a pass spans several 1,000-row batches.
         let weighted: [(Case, Int)] = [(.never, 10), (.delivered, 40), (.badDeviceToken, 10), (.unregisteredAfter, 10), (.unregisteredBefore, 6),
@@ -87,17 +87,17 @@ public final class CleanTokensChaos: ChaosScenario {
         try store.sealTemplate(db)
     }
 
-    public var storePath: String { store.store }
+    package var storePath: String { store.store }
 
-    public func beginRound(_ round: Int) throws { try store.freshCopy() }
+    package func beginRound(_ round: Int) throws { try store.freshCopy() }
 
-    public func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
+    package func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
         ["--store", store.store, "--now", "@\(registeredAt / 1000 + 86_400)", "--json", "clean-tokens"]
     }
 
-    public func isSettled(counts: [String: Int]) -> Bool { true }
+    package func isSettled(counts: [String: Int]) -> Bool { true }
 
-    public func violations() throws -> [String] {
+    package func violations() throws -> [String] {
         let db = try Database(path: store.store)
         var violations = try ChaosStore.commonViolations(db)
         let now = try Self.digests(db)

@@ -10,18 +10,18 @@ import Synchronization
 /// `store-busy`, exit 75), every pass that did not work was skipped because another held the lease, the
 /// ledger's working passes of the job never overlap in time, and the writer's slowest command stayed under
 /// the store's busy timeout.
-public struct Contention: Sendable {
-    public let process: ChaosProcess
-    public let store: String
+package struct Contention: Sendable {
+    package let process: ChaosProcess
+    package let store: String
     /// The pass arguments (without `--store`), e.g. `["--json", "clean-tokens"]`; `now` is the pass clock.
-    public let passArguments: @Sendable (_ now: Int64) -> [String]
-    public let job: String
-    public let parallel: Int
-    public let seconds: Double
+    package let passArguments: @Sendable (_ now: Int64) -> [String]
+    package let job: String
+    package let parallel: Int
+    package let seconds: Double
     /// The store's busy timeout (Store's default).
-    public static let busyTimeoutMilliseconds = 10_000
+    package static let busyTimeoutMilliseconds = 10_000
 
-    public init(process: ChaosProcess, store: String, job: String, parallel: Int = 8, seconds: Double, passArguments: @escaping @Sendable (_ now: Int64) -> [String]) {
+    package init(process: ChaosProcess, store: String, job: String, parallel: Int = 8, seconds: Double, passArguments: @escaping @Sendable (_ now: Int64) -> [String]) {
         self.process = process
         self.store = store
         self.job = job
@@ -30,31 +30,31 @@ public struct Contention: Sendable {
         self.passArguments = passArguments
     }
 
-    public struct Report: Sendable {
-        public var job = ""
-        public var seconds = 0.0
-        public var passes = 0
-        public var worked = 0
-        public var skippedLeaseHeld = 0
-        public var failedPasses = 0
-        public var busyReports = 0
-        public var ledgerOverlaps = 0
-        public var writerCommands = 0
-        public var writerFailures = 0
-        public var writerMaxMilliseconds = 0.0
-        public var writerP99Milliseconds = 0.0
-        public var writerMedianMilliseconds = 0.0
-        public var failures: [String] = []
+    package struct Report: Sendable {
+        package var job = ""
+        package var seconds = 0.0
+        package var passes = 0
+        package var worked = 0
+        package var skippedLeaseHeld = 0
+        package var failedPasses = 0
+        package var busyReports = 0
+        package var ledgerOverlaps = 0
+        package var writerCommands = 0
+        package var writerFailures = 0
+        package var writerMaxMilliseconds = 0.0
+        package var writerP99Milliseconds = 0.0
+        package var writerMedianMilliseconds = 0.0
+        package var failures: [String] = []
 
         /// True when every contention rule held.
-        public var holds: Bool {
+        package var holds: Bool {
             failedPasses == 0 && busyReports == 0 && ledgerOverlaps == 0 && writerFailures == 0
                 && writerMaxMilliseconds < Double(Contention.busyTimeoutMilliseconds) && worked > 0 && writerCommands > 0
         }
     }
 
     /// A Syncthing-shaped Device ID (8 groups of 7 base32 letters) for writer step `n`.
-    public static func deviceID(_ n: Int) -> String {
+    package static func deviceID(_ n: Int) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
         var x = UInt64(n) &* 0x9E37_79B9_7F4A_7C15 &+ 0xABCDEF
         var chars: [Character] = []
@@ -62,7 +62,7 @@ public struct Contention: Sendable {
         return stride(from: 0, to: 56, by: 7).map { String(chars[$0..<$0 + 7]) }.joined(separator: "-")
     }
 
-    public func run(startNow: Int64) throws -> Report {
+    package func run(startNow: Int64) throws -> Report {
         // The node identity `grants issue` signs with, created before the clock starts.
         let node = try process.run(["--store", store, "node", "show"])
         guard node.exitCode == 0 else { throw ChaosFailure("job node show failed: \(node.stderr)") }
@@ -143,7 +143,7 @@ public struct Contention: Sendable {
     }
 
     /// Working passes of `job` in the ledger whose span overlaps the previous one's.
-    public static func overlaps(store: String, job: String) throws -> Int {
+    package static func overlaps(store: String, job: String) throws -> Int {
         let db = try Database(path: store)
         var overlaps = 0
         var lastFinish: Int64 = .min

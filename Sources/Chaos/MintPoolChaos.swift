@@ -10,8 +10,8 @@ import Store
 /// or a complete new one. After the rerun every token is opened with the store key and checked here, without
 /// the module's code: a three-part JWT whose ES256K signature recovers to the identity's `did:ethr` address,
 /// whose `nbf`/`exp` cover its slot's UTC day, all tokens distinct, the days consecutive from today.
-public final class MintPoolChaos: ChaosScenario {
-    public let job = "mint-pool"
+package final class MintPoolChaos: ChaosScenario {
+    package let job = "mint-pool"
     let store: ChaosStore
     let process: ChaosProcess
     let size: Int
@@ -22,15 +22,15 @@ public final class MintPoolChaos: ChaosScenario {
     private var oldFingerprint: [Int: [UInt8]] = [:]
     private var did = ""
 
-    public init(store: ChaosStore, process: ChaosProcess, size: Int) {
+    package init(store: ChaosStore, process: ChaosProcess, size: Int) {
         self.store = store
         self.process = process
         self.size = size
     }
 
-    public var storePath: String { store.store }
+    package var storePath: String { store.store }
 
-    public func prepare() throws {
+    package func prepare() throws {
         let db = try store.createTemplate(process)
         for command in [["identity", "new"], ["settings", "set", "pool.size", String(size)], ["mint-pool"]] {
             let run = try process.run(["--store", store.template, "--now", "@\(now0)"] + command)
@@ -56,16 +56,16 @@ public final class MintPoolChaos: ChaosScenario {
         return (id, slots)
     }
 
-    public func beginRound(_ round: Int) throws { try store.freshCopy() }
+    package func beginRound(_ round: Int) throws { try store.freshCopy() }
 
-    public func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
+    package func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
         ["--store", store.store, "--now", "@\(passNow)", "--json", "mint-pool"]
     }
 
-    public func isSettled(counts: [String: Int]) -> Bool { true }
+    package func isSettled(counts: [String: Int]) -> Bool { true }
 
     /// Right after a kill: the readers' view is the old pool or a complete new one.
-    public func afterKill() throws -> [String] {
+    package func afterKill() throws -> [String] {
         let db = try Database(path: store.store)
         let (id, slots) = try live(db)
         if id == oldGeneration { return slots == oldFingerprint ? [] : ["after a kill the old pool is live but altered"] }
@@ -73,7 +73,7 @@ public final class MintPoolChaos: ChaosScenario {
         return complete ? [] : ["after a kill a new pool is live with \(slots.count) of \(size) slots (a mix or a partial pool)"]
     }
 
-    public func violations() throws -> [String] {
+    package func violations() throws -> [String] {
         let db = try Database(path: store.store)
         var violations = try ChaosStore.commonViolations(db)
         let (id, slots) = try live(db)

@@ -9,13 +9,13 @@ import Synchronization
 /// `slowSeconds` (hangs), and the resident-set growth. A `Watchdog` ends the process with the offending
 /// input printed when one decode runs past its limit, so a hang cannot go unnoticed, and prints the input
 /// being decoded when the process crashes. Deterministic in its seed.
-public final class MutationFuzzer {
+package final class MutationFuzzer {
     /// One decoder under test: returns true when it accepted the input.
-    public struct Target {
-        public let name: String
-        public let seeds: [[UInt8]]
-        public let decode: ([UInt8]) -> Bool
-        public init(name: String, seeds: [[UInt8]], decode: @escaping ([UInt8]) -> Bool) {
+    package struct Target {
+        package let name: String
+        package let seeds: [[UInt8]]
+        package let decode: ([UInt8]) -> Bool
+        package init(name: String, seeds: [[UInt8]], decode: @escaping ([UInt8]) -> Bool) {
             self.name = name
             self.seeds = seeds
             self.decode = decode
@@ -23,22 +23,22 @@ public final class MutationFuzzer {
     }
 
     /// What one decoder did.
-    public struct Report: Sendable {
-        public var name = ""
-        public var inputs = 0
-        public var accepted = 0
-        public var rejected = 0
-        public var slowestMicroseconds = 0
+    package struct Report: Sendable {
+        package var name = ""
+        package var inputs = 0
+        package var accepted = 0
+        package var rejected = 0
+        package var slowestMicroseconds = 0
         /// Inputs that took longer than `slowSeconds`.
-        public var hangs = 0
-        public var residentKilobytesBefore = 0
-        public var residentKilobytesAfter = 0
-        public var seconds = 0.0
-        public var largestInput = 0
+        package var hangs = 0
+        package var residentKilobytesBefore = 0
+        package var residentKilobytesAfter = 0
+        package var seconds = 0.0
+        package var largestInput = 0
     }
 
-    public static let maxInputBytes = 65_536
-    public let slowSeconds: Double
+    package static let maxInputBytes = 65_536
+    package let slowSeconds: Double
     private var random: ChaosRandom
 
     static let tokens: [[UInt8]] = [
@@ -48,13 +48,13 @@ public final class MutationFuzzer {
     ].map { Array($0.utf8) }
     static let bytes: [UInt8] = [0, 1, 0x7f, 0x80, 0xff, 0x20, 0x22, 0x27, 0x2c, 0x2d, 0x2e, 0x30, 0x39, 0x3a, 0x3c, 0x3e, 0x5b, 0x5c, 0x5d, 0x7b, 0x7d]
 
-    public init(seed: UInt64, slowSeconds: Double = 1) {
+    package init(seed: UInt64, slowSeconds: Double = 1) {
         random = ChaosRandom(seed: seed)
         self.slowSeconds = slowSeconds
     }
 
     /// Feeds `inputs` mutated inputs to `target`; `progress` gets the count every 100,000.
-    public func run(_ target: Target, inputs: Int, watchdog: Watchdog? = nil, progress: (Int) -> Void = { _ in }) -> Report {
+    package func run(_ target: Target, inputs: Int, watchdog: Watchdog? = nil, progress: (Int) -> Void = { _ in }) -> Report {
         var report = Report()
         report.name = target.name
         report.residentKilobytesBefore = Self.residentKilobytes()
@@ -89,7 +89,7 @@ public final class MutationFuzzer {
     }
 
     /// Only generates the inputs (the baseline: the cost of mutation without decoding).
-    public func generateOnly(_ target: Target, inputs: Int) -> Double {
+    package func generateOnly(_ target: Target, inputs: Int) -> Double {
         let corpus = target.seeds.isEmpty ? [[UInt8]()] : target.seeds
         let started = DispatchTime.now().uptimeNanoseconds
         var sum = 0
@@ -146,7 +146,7 @@ public final class MutationFuzzer {
     }
 
     /// The process's resident set now (kB), from /proc/self/statm.
-    public static func residentKilobytes() -> Int {
+    package static func residentKilobytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
@@ -156,13 +156,13 @@ public final class MutationFuzzer {
 
 /// Ends the process when one decode runs longer than `limitSeconds`, printing the decoder and the input
 /// (hex) — so a hang is reported, not waited on forever.
-public final class Watchdog: Sendable {
+package final class Watchdog: Sendable {
     /// The decode being watched: when it started (0: none), the decoder and the input.
     private struct Armed { var at: UInt64 = 0; var name = ""; var input: [UInt8] = [] }
     private let armed = Mutex(Armed())
     private let limit: UInt64
 
-    public init(limitSeconds: Double) {
+    package init(limitSeconds: Double) {
         limit = UInt64(limitSeconds * 1e9)
         CrashInput.install()
         let thread = Thread { [unowned self] in

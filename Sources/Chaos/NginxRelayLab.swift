@@ -2,10 +2,10 @@
 /// `serve-relay`, for the tests and `job-bench relay-api`: the site with its ports and certificate substituted, and a
 /// main configuration that runs it unprivileged in `directory` beside a static-file server answering
 /// `/api/v1/health` from `directory/health.json` (the baseline nginx serves at its own speed).
-public enum NginxRelayLab {
+package enum NginxRelayLab {
     /// The site and the main configuration. `siteEdits` are further literal replacements in the site (the bench
     /// lifts its per-client limits); a replacement whose text the shipped site no longer has is an error.
-    public static func render(shippedSite: String, directory d: String, upstreamPort: Int, nginxPort: Int, staticPort: Int,
+    package static func render(shippedSite: String, directory d: String, upstreamPort: Int, nginxPort: Int, staticPort: Int,
                               certificate: String, key: String, workers: Int = 1,
                               siteEdits: [(String, String)] = []) throws -> (site: String, main: String) {
         var site = shippedSite
@@ -41,8 +41,8 @@ public enum NginxRelayLab {
     }
 
     /// The shipped site names a line the lab substitutes no more.
-    public struct LabFailure: Error, CustomStringConvertible {
-        public let description: String
+    package struct LabFailure: Error, CustomStringConvertible {
+        package let description: String
         init(_ description: String) { self.description = description }
     }
 }

@@ -13,8 +13,8 @@ import Store
 /// ones, so Bob's limits are raised to their maximum and each rerun runs one hour and one second later on the
 /// pass clock (past the 5-minute pull interval and the offers-per-hour window). Beyond 10,000 held offers
 /// (`--rows` above 100,000) the pending limit would refuse the rest, and the scenario would not settle.
-public final class PullOffersChaos: ChaosScenario {
-    public let job = "pull-offers"
+package final class PullOffersChaos: ChaosScenario {
+    package let job = "pull-offers"
     let alice: ChaosStore
     let bob: ChaosStore
     let process: ChaosProcess
@@ -27,7 +27,7 @@ public final class PullOffersChaos: ChaosScenario {
     private var passes = 0
 
     /// `held` offers waiting for Bob, on top of `history` already delivered ones (store realism).
-    public init(directory: String, process: ChaosProcess, held: Int, history: Int, seed: UInt64) {
+    package init(directory: String, process: ChaosProcess, held: Int, history: Int, seed: UInt64) {
         alice = ChaosStore(directory: directory + "/alice")
         bob = ChaosStore(directory: directory + "/bob")
         try? FileManager.default.createDirectory(atPath: alice.directory, withIntermediateDirectories: true)
@@ -38,7 +38,7 @@ public final class PullOffersChaos: ChaosScenario {
         self.seed = seed
     }
 
-    public var storePath: String { bob.store }
+    package var storePath: String { bob.store }
 
     private func run(_ store: String, _ arguments: [String], stdin: String? = nil) throws -> String {
         let outcome = try process.run(["--store", store, "--now", "@\(now0)"] + arguments, stdin: stdin)
@@ -54,7 +54,7 @@ public final class PullOffersChaos: ChaosScenario {
         return hex
     }
 
-    public func prepare() throws {
+    package func prepare() throws {
         _ = try alice.createTemplate(process)
         _ = try bob.createTemplate(process)
         let (a, b) = (try endpoint(alice.template), try endpoint(bob.template))
@@ -85,7 +85,7 @@ public final class PullOffersChaos: ChaosScenario {
         try bob.sealTemplate(try Database(path: bob.template))
     }
 
-    public func beginRound(_ round: Int) throws {
+    package func beginRound(_ round: Int) throws {
         stopServer()
         try alice.freshCopy()
         try bob.freshCopy()
@@ -117,16 +117,16 @@ public final class PullOffersChaos: ChaosScenario {
         server = nil
     }
 
-    public func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
+    package func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
         defer { passes += 1 }
         return ["--store", bob.store, "--now", "@\(now0 + Int64(passes) * 3601)", "--json", "pull-offers", "--check-now"]
     }
 
-    public func isSettled(counts: [String: Int]) -> Bool {
+    package func isSettled(counts: [String: Int]) -> Bool {
         ((try? Database(path: alice.store).scalar("SELECT count(*) FROM held_offers WHERE state = 'held'")) as Int??) == .some(.some(0))
     }
 
-    public func violations() throws -> [String] {
+    package func violations() throws -> [String] {
         let b = try Database(path: bob.store)
         var violations = try ChaosStore.commonViolations(b)
         let a = try Database(path: alice.store)
@@ -149,5 +149,5 @@ public final class PullOffersChaos: ChaosScenario {
         return violations
     }
 
-    public func finish() { stopServer() }
+    package func finish() { stopServer() }
 }

@@ -13,8 +13,8 @@ import Store
 /// `graceful` (passes stopped by SIGTERM, `ChaosLoop.signal`): every answer received is recorded before the pass
 /// exits, so the stricter rule holds — each due token is pushed exactly once for the round's one trigger, even
 /// by reruns after the window.
-public final class SendWakeupsChaos: ChaosScenario {
-    public let job = "send-wakeups"
+package final class SendWakeupsChaos: ChaosScenario {
+    package let job = "send-wakeups"
     let store: ChaosStore
     let process: ChaosProcess
     let tokens: Int
@@ -34,7 +34,7 @@ public final class SendWakeupsChaos: ChaosScenario {
     /// Set once the round's first undisturbed pass has run: later ones come 31 s apart.
     private var isAfterFirstSettle = false
 
-    public init(store: ChaosStore, process: ChaosProcess, tokens: Int, seed: UInt64, graceful: Bool = false) {
+    package init(store: ChaosStore, process: ChaosProcess, tokens: Int, seed: UInt64, graceful: Bool = false) {
         self.store = store
         self.process = process
         self.tokens = tokens - tokens % 2
@@ -43,9 +43,9 @@ public final class SendWakeupsChaos: ChaosScenario {
     }
 
     /// The stand-in's endpoint and provider key (after `prepare`).
-    public var passEnvironment: [String: String] { standIn?.environment ?? [:] }
+    package var passEnvironment: [String: String] { standIn?.environment ?? [:] }
 
-    public func prepare() throws {
+    package func prepare() throws {
         var random = ChaosRandom(seed: seed ^ 0x5E4D)
         let devices = tokens / 2
         // 20 % of the Device IDs triggered; 2 % of the other tokens awaiting a retry; 5 % 410, 5 % 400.
@@ -88,9 +88,9 @@ public final class SendWakeupsChaos: ChaosScenario {
         try store.sealTemplate(db)
     }
 
-    public var storePath: String { store.store }
+    package var storePath: String { store.store }
 
-    public func beginRound(_ round: Int) throws {
+    package func beginRound(_ round: Int) throws {
         try store.freshCopy()
         roundOffset = standIn?.logOffset() ?? 0
         now = t0
@@ -98,7 +98,7 @@ public final class SendWakeupsChaos: ChaosScenario {
         isAfterFirstSettle = false
     }
 
-    public func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
+    package func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
         if passesInRound > 0 {
             // Kills and the first rerun close together (inside the window); later reruns after it.
             now += settling && isAfterFirstSettle ? 31 : Int64.random(in: 0...20, using: &random)
@@ -108,7 +108,7 @@ public final class SendWakeupsChaos: ChaosScenario {
         return ["--store", store.store, "--now", "@\(now)", "--json", "send-wakeups"]
     }
 
-    public func isSettled(counts: [String: Int]) -> Bool {
+    package func isSettled(counts: [String: Int]) -> Bool {
         guard let db = try? Database(path: store.store) else { return false }
         let pending: Int? = try? db.scalar("""
             SELECT (SELECT count(*) FROM relay_devices WHERE last_trigger_at > coalesce(last_push_at, 0))
@@ -117,7 +117,7 @@ public final class SendWakeupsChaos: ChaosScenario {
         return pending == 0
     }
 
-    public func violations() throws -> [String] {
+    package func violations() throws -> [String] {
         guard let standIn else { throw ChaosFailure("no stand-in") }
         var violations: [String] = []
         let requests = try standIn.requests(since: roundOffset)
@@ -164,5 +164,5 @@ public final class SendWakeupsChaos: ChaosScenario {
         return violations
     }
 
-    public func finish() { standIn?.stop() }
+    package func finish() { standIn?.stop() }
 }

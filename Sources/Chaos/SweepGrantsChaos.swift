@@ -7,8 +7,8 @@ import Store
 /// Exactly once is observed, not inferred: the template carries audit triggers (`chaos_audit`) that record
 /// every update and delete on the swept tables inside the same transaction, so a batch a kill rolled back
 /// leaves no audit row and a grant lapsed twice leaves two. The model is the seed plan (each row's case).
-public final class SweepGrantsChaos: ChaosScenario {
-    public let job = "sweep-grants"
+package final class SweepGrantsChaos: ChaosScenario {
+    package let job = "sweep-grants"
     let store: ChaosStore
     let process: ChaosProcess
     let rows: Int
@@ -26,16 +26,16 @@ public final class SweepGrantsChaos: ChaosScenario {
     private var incomingPurged: [Bool] = []
     private var passNows: [Int64] = []
 
-    public init(store: ChaosStore, process: ChaosProcess, rows: Int, seed: UInt64) {
+    package init(store: ChaosStore, process: ChaosProcess, rows: Int, seed: UInt64) {
         self.store = store
         self.process = process
         self.rows = rows
         self.seed = seed
     }
 
-    public var storePath: String { store.store }
+    package var storePath: String { store.store }
 
-    public func prepare() throws {
+    package func prepare() throws {
         var random = ChaosRandom(seed: seed ^ 0x5EEB)
         func pick<T>(_ weighted: [(T, Int)]) -> T {
             var r = Int.random(in: 0..<weighted.reduce(0) { $0 + $1.1 }, using: &random)
@@ -121,21 +121,21 @@ public final class SweepGrantsChaos: ChaosScenario {
         try store.sealTemplate(db)
     }
 
-    public func beginRound(_ round: Int) throws {
+    package func beginRound(_ round: Int) throws {
         try store.freshCopy()
         passNows = []
     }
 
-    public func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
+    package func nextPassArguments(settling: Bool, random: inout ChaosRandom) -> [String] {
         // Each pass a second later than the one before: a grant lapsed twice would carry the later clock.
         let now = now0 + Int64(passNows.count) * 1000
         passNows.append(now)
         return ["--store", store.store, "--now", "@\(now / 1000)", "--json", "sweep-grants"]
     }
 
-    public func isSettled(counts: [String: Int]) -> Bool { true }
+    package func isSettled(counts: [String: Int]) -> Bool { true }
 
-    public func violations() throws -> [String] {
+    package func violations() throws -> [String] {
         let db = try Database(path: store.store)
         var violations = try ChaosStore.commonViolations(db)
         var updates: [String: [Int: [(Int64?, Int64?)]]] = [:]

@@ -1,8 +1,8 @@
 /// Proleptic Gregorian dates as days since 1970-01-01, both ways (Howard Hinnant's `days_from_civil` and
 /// `civil_from_days`), for the parsers and reports that handle UTC dates by hand: `--now`, HTTP dates, pool days.
-public enum CivilDate {
+package enum CivilDate {
     /// Days from 1970-01-01 to `year`-`month`-`day` (negative before it).
-    public static func days(year: Int, month: Int, day: Int) -> Int {
+    package static func days(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -12,7 +12,7 @@ public enum CivilDate {
     }
 
     /// The date `days` days after 1970-01-01.
-    public static func date(days: Int) -> (year: Int, month: Int, day: Int) {
+    package static func date(days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -24,7 +24,7 @@ public enum CivilDate {
     }
 
     /// The number of days in `month` (1–12) of `year`.
-    public static func daysIn(month: Int, year: Int) -> Int {
+    package static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30

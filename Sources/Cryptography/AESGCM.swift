@@ -4,16 +4,16 @@ import COpenSSL
 ///
 /// The sealed form is `nonce (12) ‖ ciphertext ‖ tag (16)`. Random nonces are safe for up to about
 /// 2^32 messages under one key (NIST SP 800-38D §8.3).
-public enum AESGCM {
+package enum AESGCM {
     /// Key length in bytes (AES-256).
-    public static let keyCount = 32
+    package static let keyCount = 32
     /// Nonce length in bytes (96 bits).
-    public static let nonceCount = 12
+    package static let nonceCount = 12
     /// Authentication tag length in bytes (128 bits).
-    public static let tagCount = 16
+    package static let tagCount = 16
 
     /// Encrypts and authenticates `plaintext`, binding `associatedData`; returns nonce ‖ ciphertext ‖ tag.
-    public static func seal(_ plaintext: [UInt8], key: SecretBytes, associatedData: [UInt8] = []) throws -> [UInt8] {
+    package static func seal(_ plaintext: [UInt8], key: SecretBytes, associatedData: [UInt8] = []) throws -> [UInt8] {
         let nonce = try SecureRandom.bytes(count: nonceCount)
         let (ciphertext, tag) = try seal(plaintext, key: key, nonce: nonce, associatedData: associatedData)
         return nonce + ciphertext + tag
@@ -23,7 +23,7 @@ public enum AESGCM {
     ///
     /// Throws `CryptoError.authenticationFailed` if anything was altered or the key or associated data
     /// differ, and `CryptoError.malformedInput` if `combined` is shorter than a nonce plus a tag.
-    public static func open(_ combined: [UInt8], key: SecretBytes, associatedData: [UInt8] = []) throws -> [UInt8] {
+    package static func open(_ combined: [UInt8], key: SecretBytes, associatedData: [UInt8] = []) throws -> [UInt8] {
         guard combined.count >= nonceCount + tagCount else {
             throw CryptoError.malformedInput("sealed data is shorter than a nonce and a tag")
         }

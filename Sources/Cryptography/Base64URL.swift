@@ -1,5 +1,5 @@
 /// Base64url (RFC 4648 §5) without padding, as JWTs use it, with a strict decoder.
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Reverse table: byte value → 6-bit value, or 0xff when the byte is not in the url alphabet.
@@ -10,7 +10,7 @@ public enum Base64URL {
     }()
 
     /// Encodes `bytes` with the url-safe alphabet and no `=` padding.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         String(decoding: encodeToASCII(bytes), as: UTF8.self)
     }
 
@@ -48,7 +48,7 @@ public enum Base64URL {
     /// Rejects `=` padding, whitespace, the standard alphabet's `+` and `/`, any other character
     /// outside the url alphabet, lengths no encoder produces (`count % 4 == 1`), and encodings
     /// whose unused trailing bits are not zero (so every byte string has exactly one encoding).
-    public static func decode(_ text: String) throws -> [UInt8] {
+    package static func decode(_ text: String) throws -> [UInt8] {
         try decode(ascii: Array(text.utf8))
     }
 

@@ -1,5 +1,5 @@
 /// Why a cryptographic operation failed. Messages never include key material or inputs.
-public enum CryptoError: Error, Equatable, CustomStringConvertible {
+package enum CryptoError: Error, Equatable, CustomStringConvertible {
     /// The system random source failed; nothing weaker is used instead.
     case randomUnavailable
     /// A key had the wrong length or was not a valid point/scalar for its curve.
@@ -15,7 +15,7 @@ public enum CryptoError: Error, Equatable, CustomStringConvertible {
     /// An OpenSSL or libsecp256k1 call failed unexpectedly; carries the function name only.
     case library(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .randomUnavailable: return "the system random source is unavailable"
         case .invalidKey(let why): return "invalid key: \(why)"

@@ -1,17 +1,17 @@
 import COpenSSL
 
 /// An Ed25519 private key (RFC 8032) held by OpenSSL, for signing and for TLS certificates.
-public struct Ed25519PrivateKey: Sendable {
+package struct Ed25519PrivateKey: Sendable {
     /// Length of a seed (the RFC 8032 private key) in bytes.
-    public static let seedCount = 32
+    package static let seedCount = 32
 
     private let key: EVPKey
     private let seedBytes: SecretBytes
     /// The 32-byte public key.
-    public let publicKey: [UInt8]
+    package let publicKey: [UInt8]
 
     /// The key whose RFC 8032 private key (seed) is `seed`, which must be 32 bytes.
-    public init(seed: SecretBytes) throws {
+    package init(seed: SecretBytes) throws {
         guard seed.count == Self.seedCount else { throw CryptoError.invalidKey("an Ed25519 seed is 32 bytes") }
         guard let pkey = seed.withNonNullBytes({ bytes, count in
             EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, bytes, count)
@@ -25,21 +25,21 @@ public struct Ed25519PrivateKey: Sendable {
     }
 
     /// A fresh random key.
-    public static func generate() throws -> Ed25519PrivateKey {
+    package static func generate() throws -> Ed25519PrivateKey {
         try Ed25519PrivateKey(seed: SecretBytes.random(count: seedCount))
     }
 
     /// The 32-byte seed, for sealing into the store.
-    public var seed: SecretBytes { seedBytes }
+    package var seed: SecretBytes { seedBytes }
 
     /// The public half, for verification.
-    public var publicKeyValue: Ed25519PublicKey {
+    package var publicKeyValue: Ed25519PublicKey {
         // publicKey is always 32 bytes, which is all the initializer checks.
         try! Ed25519PublicKey(rawRepresentation: publicKey)
     }
 
     /// The 64-byte Ed25519 signature of `message` (deterministic, per RFC 8032).
-    public func sign(_ message: [UInt8]) throws -> [UInt8] {
+    package func sign(_ message: [UInt8]) throws -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { throw libraryFailure("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
         // Ed25519 hashes internally: no digest is given, and only the one-shot EVP_DigestSign is allowed.
@@ -58,20 +58,20 @@ public struct Ed25519PrivateKey: Sendable {
     ///
     /// The pointer is valid only during `body`. Do not free it; code that keeps it (SSL_CTX_use_PrivateKey
     /// does) must take its own reference with `EVP_PKEY_up_ref`, which those OpenSSL calls do themselves.
-    public func withEVPPrivateKey<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
+    package func withEVPPrivateKey<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
         try withExtendedLifetime(key) { try body(key.pointer) }
     }
 }
 
 /// An Ed25519 public key (RFC 8032) for verifying signatures.
-public struct Ed25519PublicKey: Sendable {
+package struct Ed25519PublicKey: Sendable {
     private let key: EVPKey
     /// The 32-byte encoded public key.
-    public let rawRepresentation: [UInt8]
+    package let rawRepresentation: [UInt8]
 
     /// The key with 32-byte encoding `rawRepresentation`. (An encoding that is not a curve point
     /// is accepted here and then never verifies anything.)
-    public init(rawRepresentation: [UInt8]) throws {
+    package init(rawRepresentation: [UInt8]) throws {
         guard rawRepresentation.count == 32 else { throw CryptoError.invalidKey("an Ed25519 public key is 32 bytes") }
         guard let pkey = rawRepresentation.withNonNullBytes({ bytes, count in
             EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, bytes, count)
@@ -81,7 +81,7 @@ public struct Ed25519PublicKey: Sendable {
     }
 
     /// Whether `signature` is this key's valid Ed25519 signature of `message`.
-    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+    package func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard signature.count == 64, let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestVerifyInit(context, nil, nil, nil, key.pointer) == 1 else { ERR_clear_error(); return false }

@@ -1,11 +1,11 @@
 /// Ethereum account addresses: derivation from a secp256k1 public key and EIP-55 checksum spelling.
-public enum Ethereum {
+package enum Ethereum {
     /// The 20-byte address of an uncompressed secp256k1 public key: the last 20 bytes of
     /// Keccak-256 over the 64-byte X ‖ Y (the key without its 0x04 prefix).
     ///
     /// Accepts the 65-byte SEC1 form (`0x04 ‖ X ‖ Y`, as `Secp256k1PrivateKey.publicKey(compressed: false)`
     /// and `Secp256k1.recoverPublicKeys` return it) or the bare 64-byte X ‖ Y.
-    public static func address(uncompressedPublicKey: [UInt8]) throws -> [UInt8] {
+    package static func address(uncompressedPublicKey: [UInt8]) throws -> [UInt8] {
         let coordinates: ArraySlice<UInt8>
         switch uncompressedPublicKey.count {
         case 65 where uncompressedPublicKey[0] == 0x04: coordinates = uncompressedPublicKey[1...]
@@ -18,7 +18,7 @@ public enum Ethereum {
     /// The EIP-55 mixed-case checksum spelling of a 20-byte address, with its `0x` prefix.
     ///
     /// A hex letter is upper case when the matching nibble of Keccak-256(lowercase hex) is 8 or more.
-    public static func checksumAddress(_ address: [UInt8]) throws -> String {
+    package static func checksumAddress(_ address: [UInt8]) throws -> String {
         guard address.count == 20 else { throw CryptoError.malformedInput("an Ethereum address is 20 bytes") }
         let lower = Array(Hex.encode(address).utf8)
         let hash = Keccak256.hash(lower)

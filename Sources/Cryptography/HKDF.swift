@@ -1,11 +1,11 @@
 import COpenSSL
 
 /// HKDF-SHA256 key derivation (RFC 5869) through OpenSSL's `EVP_KDF` "HKDF".
-public enum HKDF {
+package enum HKDF {
     /// Derives `outputCount` bytes (1…8160) from `inputKey`, with extract-then-expand.
     ///
     /// `salt` may be empty (RFC 5869 then uses a zero-filled salt); `info` separates derived keys by purpose.
-    public static func deriveKey(inputKey: SecretBytes, salt: [UInt8], info: [UInt8], outputCount: Int) throws -> SecretBytes {
+    package static func deriveKey(inputKey: SecretBytes, salt: [UInt8], info: [UInt8], outputCount: Int) throws -> SecretBytes {
         guard inputKey.count > 0 else { throw CryptoError.invalidKey("HKDF input key is empty") }
         guard outputCount > 0, outputCount <= 255 * 32 else {
             throw CryptoError.malformedInput("HKDF-SHA256 output length must be 1...8160 bytes")

@@ -1,12 +1,12 @@
 import COpenSSL
 
 /// HMAC-SHA256 (RFC 2104) message authentication through OpenSSL.
-public enum HMACSHA256 {
+package enum HMACSHA256 {
     /// Length of a MAC in bytes.
-    public static let macCount = 32
+    package static let macCount = 32
 
     /// The 32-byte HMAC-SHA256 of `message` under `key`.
-    public static func authenticate(key: SecretBytes, message: [UInt8]) -> [UInt8] {
+    package static func authenticate(key: SecretBytes, message: [UInt8]) -> [UInt8] {
         var mac = [UInt8](repeating: 0, count: macCount)
         var macLength = 0
         let ok = key.withNonNullBytes { keyBytes, keyCount in
@@ -23,7 +23,7 @@ public enum HMACSHA256 {
     }
 
     /// Whether `mac` is the HMAC-SHA256 of `message` under `key`, compared in constant time.
-    public static func isValid(_ mac: [UInt8], key: SecretBytes, message: [UInt8]) -> Bool {
+    package static func isValid(_ mac: [UInt8], key: SecretBytes, message: [UInt8]) -> Bool {
         ConstantTime.equals(authenticate(key: key, message: message), mac)
     }
 }

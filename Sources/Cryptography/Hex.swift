@@ -1,9 +1,9 @@
 /// Lowercase hexadecimal encoding and strict decoding.
-public enum Hex {
+package enum Hex {
     private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Lowercase hex of `bytes`, two characters per byte, no prefix.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)
         for byte in bytes {
@@ -14,7 +14,7 @@ public enum Hex {
     }
 
     /// Decodes hex (either case), rejecting odd lengths, prefixes, whitespace and any non-hex character.
-    public static func decode(_ text: String) throws -> [UInt8] {
+    package static func decode(_ text: String) throws -> [UInt8] {
         let chars = Array(text.utf8)
         guard chars.count % 2 == 0 else { throw CryptoError.malformedInput("hex has an odd number of digits") }
         var out = [UInt8]()

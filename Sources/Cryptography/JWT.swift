@@ -1,15 +1,15 @@
 /// A compact JWS/JWT split into its parts, before any signature check.
-public struct ParsedJWT: Sendable, Equatable {
+package struct ParsedJWT: Sendable, Equatable {
     /// The decoded header JSON bytes.
-    public let headerJSON: [UInt8]
+    package let headerJSON: [UInt8]
     /// The decoded payload JSON bytes (exactly as signed; the caller decodes the claims).
-    public let payloadJSON: [UInt8]
+    package let payloadJSON: [UInt8]
     /// The decoded signature bytes.
-    public let signature: [UInt8]
+    package let signature: [UInt8]
     /// The ASCII bytes `base64url(header) "." base64url(payload)` the signature covers.
-    public let signingInput: [UInt8]
+    package let signingInput: [UInt8]
     /// The header's `alg`, as written.
-    public let alg: String
+    package let alg: String
 }
 
 /// Compact JWS/JWT encoding from exact JSON bytes, strict parsing, and verification for ES256K and ES256.
@@ -17,19 +17,19 @@ public struct ParsedJWT: Sendable, Equatable {
 /// Encoding never re-serializes JSON: the caller's bytes are signed as given, so key order and
 /// spelling match other implementations byte for byte. Each verifier accepts exactly one `alg`
 /// (its allow-list is that algorithm), and `none` is always refused.
-public enum JWT {
+package enum JWT {
     /// Longest token `parse` accepts, in bytes.
-    public static let maximumTokenLength = 16 * 1024
+    package static let maximumTokenLength = 16 * 1024
 
     /// `base64url(header) "." base64url(payload) "." base64url(sign(signingInput))`.
-    public static func encode(headerJSON: [UInt8], payloadJSON: [UInt8], sign: ([UInt8]) throws -> [UInt8]) rethrows -> String {
+    package static func encode(headerJSON: [UInt8], payloadJSON: [UInt8], sign: ([UInt8]) throws -> [UInt8]) rethrows -> String {
         let signingInput = Base64URL.encodeToASCII(headerJSON) + [UInt8(ascii: ".")] + Base64URL.encodeToASCII(payloadJSON)
         let signature = try sign(signingInput)
         return String(decoding: signingInput + [UInt8(ascii: ".")] + Base64URL.encodeToASCII(signature), as: UTF8.self)
     }
 
     /// Encodes and signs with `signer`, first checking that the header's `alg` names the signer's algorithm.
-    public static func encode(headerJSON: [UInt8], payloadJSON: [UInt8], signer: JWTSigner) throws -> String {
+    package static func encode(headerJSON: [UInt8], payloadJSON: [UInt8], signer: JWTSigner) throws -> String {
         guard try StrictJSON.topLevelStrings(headerJSON)["alg"] == signer.algorithm else {
             throw CryptoError.malformedInput("the header's alg does not name the signer's algorithm")
         }
@@ -41,7 +41,7 @@ public enum JWT {
     /// Refuses tokens over `maximumTokenLength`, anything but three segments, segments that are not
     /// strict unpadded base64url, a header or payload that is not a strict JSON object, a header
     /// without a string `alg`, and headers with `crit` (no extensions are understood here).
-    public static func parse(_ token: String) throws -> ParsedJWT {
+    package static func parse(_ token: String) throws -> ParsedJWT {
         let bytes = Array(token.utf8)
         guard bytes.count <= maximumTokenLength else { throw CryptoError.malformedInput("token is longer than 16 KiB") }
         let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
@@ -65,7 +65,7 @@ public enum JWT {
     ///
     /// Throws `CryptoError.disallowedAlgorithm` unless `alg` is exactly `ES256K`, and
     /// `CryptoError.invalidSignature` if no recovered key matches. Claims (iss, exp…) are the caller's.
-    public static func verifyES256K(_ token: ParsedJWT, didEthrAddress: [UInt8]) throws {
+    package static func verifyES256K(_ token: ParsedJWT, didEthrAddress: [UInt8]) throws {
         try requireAlgorithm(token, "ES256K")
         guard didEthrAddress.count == 20 else { throw CryptoError.invalidKey("a did:ethr address is 20 bytes") }
         guard token.signature.count == 64 else { throw CryptoError.invalidSignature }
@@ -80,7 +80,7 @@ public enum JWT {
     ///
     /// Throws `CryptoError.disallowedAlgorithm` unless `alg` is exactly `ES256`, and
     /// `CryptoError.invalidSignature` if the 64-byte r ‖ s signature does not verify.
-    public static func verifyES256(_ token: ParsedJWT, publicKey: P256PublicKey) throws {
+    package static func verifyES256(_ token: ParsedJWT, publicKey: P256PublicKey) throws {
         try requireAlgorithm(token, "ES256")
         guard publicKey.isValidSignature(token.signature, for: token.signingInput) else { throw CryptoError.invalidSignature }
     }

@@ -1,9 +1,9 @@
 /// Keccak-256 as Ethereum uses it: the original Keccak padding (0x01), not NIST SHA3-256's (0x06).
 ///
 /// Written in Swift because OpenSSL 3.0 offers no Keccak-256 digest that can be relied on.
-public enum Keccak256 {
+package enum Keccak256 {
     /// Length of a digest in bytes.
-    public static let digestCount = 32
+    package static let digestCount = 32
 
     /// Rate of Keccak-256 in bytes: (1600 − 2·256) / 8.
     private static let rate = 136
@@ -27,7 +27,7 @@ public enum Keccak256 {
     ]
 
     /// The 32-byte Keccak-256 digest of `bytes`.
-    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         sponge(bytes, domainPadding: 0x01)
     }
 

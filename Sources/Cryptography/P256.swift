@@ -2,16 +2,16 @@ import COpenSSL
 import CShims
 
 /// A NIST P-256 private key for ES256 (ECDSA over SHA-256), such as an APNs `.p8` signing key.
-public struct P256PrivateKey: Sendable {
+package struct P256PrivateKey: Sendable {
     private let key: EVPKey
     /// The public half, for verification.
-    public let publicKey: P256PublicKey
+    package let publicKey: P256PublicKey
 
     /// Loads an unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), the form of an APNs `.p8` file.
     ///
     /// Throws `CryptoError.malformedInput` for anything that is not such a PEM block and
     /// `CryptoError.invalidKey` for a key that is not on P-256.
-    public init(pkcs8PEM pem: String) throws {
+    package init(pkcs8PEM pem: String) throws {
         var text = Array(pem.utf8)
         defer { cleanse(&text) }
         let header = Array("-----BEGIN PRIVATE KEY-----".utf8)
@@ -41,7 +41,7 @@ public struct P256PrivateKey: Sendable {
     }
 
     /// A fresh random P-256 key.
-    public static func generate() throws -> P256PrivateKey {
+    package static func generate() throws -> P256PrivateKey {
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw libraryFailure("EVP_PKEY_CTX_new_from_name") }
         defer { EVP_PKEY_CTX_free(context) }
         try requireOpenSSL(EVP_PKEY_keygen_init(context), "EVP_PKEY_keygen_init")
@@ -55,7 +55,7 @@ public struct P256PrivateKey: Sendable {
     /// The key as an unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), e.g. for tests and fixtures.
     ///
     /// The result is a `String`, which cannot be wiped: prefer keeping keys sealed in the store.
-    public var pkcs8PEM: String {
+    package var pkcs8PEM: String {
         get throws {
             guard let bio = BIO_new(BIO_s_mem()) else { throw libraryFailure("BIO_new") }
             defer { BIO_free(bio) }
@@ -73,7 +73,7 @@ public struct P256PrivateKey: Sendable {
     /// ES256: the ECDSA signature of SHA-256(`message`) as 64 bytes r ‖ s (JWS form, not DER).
     ///
     /// OpenSSL 3.0 draws a random nonce, so two signatures of one message differ.
-    public func signature(for message: [UInt8]) throws -> [UInt8] {
+    package func signature(for message: [UInt8]) throws -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { throw libraryFailure("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
         try requireOpenSSL(EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key.pointer), "EVP_DigestSignInit")
@@ -111,7 +111,7 @@ public struct P256PrivateKey: Sendable {
 }
 
 /// A NIST P-256 public key for verifying ES256 signatures.
-public struct P256PublicKey: Sendable, Equatable {
+package struct P256PublicKey: Sendable, Equatable {
     /// DER SubjectPublicKeyInfo prefix for an id-ecPublicKey on prime256v1 with a 65-byte point.
     private static let spkiPrefix: [UInt8] = [
         0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01,
@@ -120,10 +120,10 @@ public struct P256PublicKey: Sendable, Equatable {
 
     private let key: EVPKey
     /// The uncompressed SEC1 point, 65 bytes: 0x04 ‖ X ‖ Y.
-    public let rawRepresentation: [UInt8]
+    package let rawRepresentation: [UInt8]
 
     /// The key with uncompressed point `rawRepresentation` (65 bytes); throws unless it lies on P-256.
-    public init(rawRepresentation: [UInt8]) throws {
+    package init(rawRepresentation: [UInt8]) throws {
         guard rawRepresentation.count == 65, rawRepresentation[0] == 0x04 else {
             throw CryptoError.invalidKey("a P-256 public key is a 65-byte uncompressed point")
         }
@@ -142,7 +142,7 @@ public struct P256PublicKey: Sendable, Equatable {
     }
 
     /// Whether `signature` (64 bytes r ‖ s) is a valid ES256 signature of `message` by this key.
-    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+    package func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard let der = ECDSARaw.toDER(signature), let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key.pointer) == 1 else { ERR_clear_error(); return false }
@@ -153,7 +153,7 @@ public struct P256PublicKey: Sendable, Equatable {
         return result == 1
     }
 
-    public static func == (a: P256PublicKey, b: P256PublicKey) -> Bool { a.rawRepresentation == b.rawRepresentation }
+    package static func == (a: P256PublicKey, b: P256PublicKey) -> Bool { a.rawRepresentation == b.rawRepresentation }
 }
 
 /// Conversion between DER ECDSA-Sig-Value and the fixed-width r ‖ s form JWS uses (P-256: 32 + 32 bytes;

@@ -1,12 +1,12 @@
 import COpenSSL
 
 /// SHA-256 (FIPS 180-4) through OpenSSL.
-public enum SHA256 {
+package enum SHA256 {
     /// Length of a digest in bytes.
-    public static let digestCount = 32
+    package static let digestCount = 32
 
     /// The 32-byte SHA-256 digest of `bytes`.
-    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: digestCount)
         let ok = bytes.withNonNullBytes { input, count in
             digest.withUnsafeMutableBufferPointer { out in

@@ -1,11 +1,11 @@
 import CSecp256k1
 
 /// ES256K verification and public-key recovery with libsecp256k1 (no private key involved).
-public enum Secp256k1 {
+package enum Secp256k1 {
     /// Whether `signature` (64-byte r ‖ s) signs the 32-byte `digest` for `publicKey` (33 or 65 bytes SEC1).
     ///
     /// High-S signatures are refused (libsecp256k1's rule): every signer here and did-jwt emit low S.
-    public static func isValidSignature(_ signature: [UInt8], digest: [UInt8], publicKey: [UInt8]) -> Bool {
+    package static func isValidSignature(_ signature: [UInt8], digest: [UInt8], publicKey: [UInt8]) -> Bool {
         guard signature.count == 64, digest.count == 32, publicKey.count == 33 || publicKey.count == 65 else { return false }
         let context = secp256k1StaticContext
         var key = secp256k1_pubkey()
@@ -20,7 +20,7 @@ public enum Secp256k1 {
     ///
     /// This is how a `did:ethr` issuer is checked: a token verifies if one recovered key's
     /// Ethereum address equals the DID's. (Ids 2 and 3 need r ≥ n, which has negligible probability.)
-    public static func recoverPublicKeys(signature64 signature: [UInt8], digest: [UInt8]) -> [[UInt8]] {
+    package static func recoverPublicKeys(signature64 signature: [UInt8], digest: [UInt8]) -> [[UInt8]] {
         guard signature.count == 64, digest.count == 32 else { return [] }
         let context = secp256k1StaticContext
         var plain = secp256k1_ecdsa_signature()

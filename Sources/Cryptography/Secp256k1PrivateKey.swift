@@ -3,16 +3,16 @@ import CSecp256k1
 /// A secp256k1 private key for ES256K (ECDSA over SHA-256, as did-jwt signs), backed by libsecp256k1.
 ///
 /// Signatures are deterministic (RFC 6979 nonces), low-S, and serialized as 64 bytes r ‖ s.
-public struct Secp256k1PrivateKey: Sendable {
+package struct Secp256k1PrivateKey: Sendable {
     /// Length of a private key in bytes.
-    public static let keyCount = 32
+    package static let keyCount = 32
 
     private let secret: SecretBytes
     private let compressedPublicKey: [UInt8]
     private let uncompressedPublicKey: [UInt8]
 
     /// Takes a 32-byte big-endian scalar; throws `CryptoError.invalidKey` unless it is in 1..<n.
-    public init(rawRepresentation: SecretBytes) throws {
+    package init(rawRepresentation: SecretBytes) throws {
         guard rawRepresentation.count == Self.keyCount else { throw CryptoError.invalidKey("a secp256k1 private key is 32 bytes") }
         let context = Secp256k1SigningContext.shared.pointer
         var publicKey = secp256k1_pubkey()
@@ -26,7 +26,7 @@ public struct Secp256k1PrivateKey: Sendable {
     }
 
     /// A fresh random key.
-    public static func generate() throws -> Secp256k1PrivateKey {
+    package static func generate() throws -> Secp256k1PrivateKey {
         // A random 32-byte string is out of range with probability ~2^-128; draw again if so.
         // A failing random source throws out of the loop rather than spinning.
         while true {
@@ -36,15 +36,15 @@ public struct Secp256k1PrivateKey: Sendable {
     }
 
     /// The 32-byte scalar, for sealing into the store.
-    public var rawRepresentation: SecretBytes { secret }
+    package var rawRepresentation: SecretBytes { secret }
 
     /// The SEC1 public key: 33 bytes (`02`/`03` ‖ X) when `compressed`, else 65 bytes (`04` ‖ X ‖ Y).
-    public func publicKey(compressed: Bool) -> [UInt8] {
+    package func publicKey(compressed: Bool) -> [UInt8] {
         compressed ? compressedPublicKey : uncompressedPublicKey
     }
 
     /// Signs a 32-byte digest: 64-byte r ‖ s with an RFC 6979 nonce and low S.
-    public func signature(forDigest digest: [UInt8]) throws -> [UInt8] {
+    package func signature(forDigest digest: [UInt8]) throws -> [UInt8] {
         guard digest.count == 32 else { throw CryptoError.malformedInput("an ECDSA digest is 32 bytes") }
         let context = Secp256k1SigningContext.shared.pointer
         var signature = secp256k1_ecdsa_signature()
@@ -62,7 +62,7 @@ public struct Secp256k1PrivateKey: Sendable {
     }
 
     /// ES256K: signs SHA-256(`message`), as did-jwt's `ES256KSigner` does.
-    public func signature(for message: [UInt8]) throws -> [UInt8] {
+    package func signature(for message: [UInt8]) throws -> [UInt8] {
         try signature(forDigest: SHA256.hash(message))
     }
 

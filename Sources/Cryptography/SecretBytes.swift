@@ -5,17 +5,17 @@ import COpenSSL
 /// `description`, `debugDescription` and reflection never show the bytes, so a secret that reaches a
 /// log line or an error message by mistake prints as `<redacted N bytes>`. The storage is wiped with
 /// `OPENSSL_cleanse` (which the optimiser cannot elide) when the last reference goes away.
-public final class SecretBytes: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable, @unchecked Sendable {
+package final class SecretBytes: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable, @unchecked Sendable {
     // @unchecked: `storage` is written only by init and wiped by deinit, when no other reference can exist.
     private var storage: [UInt8]
 
     /// Takes ownership of `bytes`; callers should drop their own copy.
-    public init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         storage = bytes
     }
 
     /// `count` fresh random bytes from `RAND_bytes`.
-    public static func random(count: Int) throws -> SecretBytes {
+    package static func random(count: Int) throws -> SecretBytes {
         SecretBytes(try SecureRandom.bytes(count: count))
     }
 
@@ -26,22 +26,22 @@ public final class SecretBytes: CustomStringConvertible, CustomDebugStringConver
     }
 
     /// Number of secret bytes.
-    public var count: Int { storage.count }
+    package var count: Int { storage.count }
 
     /// Lends the bytes for the duration of `body`; do not let them escape.
-    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try storage.withUnsafeBytes(body)
     }
 
     /// A copy of the bytes, for APIs that need an array. Prefer `withBytes`.
-    public func copyBytes() -> [UInt8] { storage }
+    package func copyBytes() -> [UInt8] { storage }
 
     /// Constant-time equality (`CRYPTO_memcmp`); different lengths compare unequal.
-    public func constantTimeEquals(_ other: SecretBytes) -> Bool {
+    package func constantTimeEquals(_ other: SecretBytes) -> Bool {
         other.withBytes { ConstantTime.equals(storage, Array($0)) }
     }
 
-    public var description: String { "<redacted \(storage.count) bytes>" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .class) }
+    package var description: String { "<redacted \(storage.count) bytes>" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: [], displayStyle: .class) }
 }

@@ -3,9 +3,9 @@ import COpenSSL
 /// Cryptographically secure random bytes from OpenSSL's `RAND_bytes`.
 ///
 /// A failure throws `CryptoError.randomUnavailable`; there is deliberately no weaker fallback.
-public enum SecureRandom {
+package enum SecureRandom {
     /// `count` random bytes.
-    public static func bytes(count: Int) throws -> [UInt8] {
+    package static func bytes(count: Int) throws -> [UInt8] {
         precondition(count >= 0, "negative byte count")
         var out = [UInt8](repeating: 0, count: count)
         if count == 0 { return out }
@@ -15,7 +15,7 @@ public enum SecureRandom {
     }
 
     /// A uniformly random integer in `0..<upperBound` (rejection sampling, no modulo bias).
-    public static func uniform(below upperBound: UInt64) throws -> UInt64 {
+    package static func uniform(below upperBound: UInt64) throws -> UInt64 {
         precondition(upperBound > 0)
         let limit = UInt64.max - (UInt64.max % upperBound)
         while true {

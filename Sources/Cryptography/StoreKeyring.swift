@@ -4,9 +4,9 @@
 /// an AES-256-GCM sealing key and an HMAC-SHA256 blind-index key (docs/design.md §4). The `purpose`
 /// (e.g. `"grant-secret"`) is bound into both, so a ciphertext or index copied into another
 /// column does not open or match there.
-public final class StoreKeyring: Sendable {
+package final class StoreKeyring: Sendable {
     /// Required store key length in bytes.
-    public static let storeKeyCount = 32
+    package static let storeKeyCount = 32
 
     private static let sealingInfo = Array("BackgroundJobs store v1: AES-256-GCM sealing key".utf8)
     private static let indexInfo = Array("BackgroundJobs store v1: HMAC-SHA256 blind-index key".utf8)
@@ -15,20 +15,20 @@ public final class StoreKeyring: Sendable {
     private let indexKey: SecretBytes
 
     /// Derives the sealing and blind-index keys from `storeKey`, which must be 32 bytes.
-    public init(storeKey: SecretBytes) throws {
+    package init(storeKey: SecretBytes) throws {
         guard storeKey.count == Self.storeKeyCount else { throw CryptoError.invalidKey("the store key must be 32 bytes") }
         sealingKey = try HKDF.deriveKey(inputKey: storeKey, salt: [], info: Self.sealingInfo, outputCount: AESGCM.keyCount)
         indexKey = try HKDF.deriveKey(inputKey: storeKey, salt: [], info: Self.indexInfo, outputCount: 32)
     }
 
     /// Encrypts `plaintext` for the column named by `purpose`; returns nonce ‖ ciphertext ‖ tag.
-    public func seal(_ plaintext: [UInt8], purpose: String) throws -> [UInt8] {
+    package func seal(_ plaintext: [UInt8], purpose: String) throws -> [UInt8] {
         try AESGCM.seal(plaintext, key: sealingKey, associatedData: Self.label(purpose))
     }
 
     /// Decrypts a value sealed for `purpose`; throws `CryptoError.authenticationFailed` if it was
     /// altered, sealed for another purpose, or sealed under another store key.
-    public func open(_ sealed: [UInt8], purpose: String) throws -> SecretBytes {
+    package func open(_ sealed: [UInt8], purpose: String) throws -> SecretBytes {
         SecretBytes(try AESGCM.open(sealed, key: sealingKey, associatedData: Self.label(purpose)))
     }
 
@@ -36,7 +36,7 @@ public final class StoreKeyring: Sendable {
     ///
     /// Equal values give equal indexes within one purpose and store key, so equality lookups work
     /// without storing the value; without the key the index reveals nothing about the value.
-    public func blindIndex(_ value: [UInt8], purpose: String) -> [UInt8] {
+    package func blindIndex(_ value: [UInt8], purpose: String) -> [UInt8] {
         HMACSHA256.authenticate(key: indexKey, message: Self.label(purpose) + [0x00] + value)
     }
 

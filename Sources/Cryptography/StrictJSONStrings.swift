@@ -3,14 +3,14 @@
 ///
 /// Request bodies and signed payloads are checked with it before any lenient decoder reads them, so a
 /// document that could mean two things (`{"device_id":"A","device_id":"B"}`) is refused outright.
-public enum StrictJSONObject {
+package enum StrictJSONObject {
     /// The string-valued top-level members of `bytes`; throws `CryptoError.malformedInput` for anything not strict.
-    public static func strings(_ bytes: [UInt8]) throws -> [String: String] {
+    package static func strings(_ bytes: [UInt8]) throws -> [String: String] {
         try StrictJSON.topLevelStrings(bytes)
     }
 
     /// The names of every top-level member of `bytes`, whatever their values; throws as `strings` does.
-    public static func memberNames(_ bytes: [UInt8]) throws -> Set<String> {
+    package static func memberNames(_ bytes: [UInt8]) throws -> Set<String> {
         try StrictJSON.memberNames(bytes)
     }
 }

@@ -8,11 +8,11 @@ import Foundation
 /// ack, revoke, cancel, proof, challenge, answer, offer-result, offers). "grant bundle" parses the text a holder pastes
 /// into `grants accept`; "link address" and "endpoint id" the peer coordinates a contact carries. Each returns
 /// whether the input was accepted; rejection is normal, a crash or a hang is a finding.
-public enum GrantsFuzzing {
-    public struct Decoder: Sendable {
-        public let name: String
-        public let seeds: [[UInt8]]
-        public let decode: @Sendable ([UInt8]) -> Bool
+package enum GrantsFuzzing {
+    package struct Decoder: Sendable {
+        package let name: String
+        package let seeds: [[UInt8]]
+        package let decode: @Sendable ([UInt8]) -> Bool
     }
 
     static func frame(_ json: String) -> [UInt8] {
@@ -51,7 +51,7 @@ public enum GrantsFuzzing {
         }
     }
 
-    public static let decoders: [Decoder] = [
+    package static let decoders: [Decoder] = [
         Decoder(name: "link frame", seeds: [
             frame(#"{"type":"offer","offer_id":"\#(id16)","ticket":"syncthing://ticket/abc","sender_name":"Ann","file_count":3,"total_bytes":1024}"#),
             frame(#"{"type":"pull","decisions":[{"offer_id":"\#(id16)","decision":"accepted"},{"offer_id":"\#(id16)","decision":"declined"}]}"#),

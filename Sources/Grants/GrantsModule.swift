@@ -15,8 +15,8 @@ import Runner
 /// - `Offers/` — outgoing (`held_offers`) and incoming offers, limits, notifications, `offers …` and `pull-offers`.
 /// - `Sweep/` — `sweep-grants`, in keyset batches; `job-bench sweep-grants` times it against plain SQL.
 /// - `Commands/` — `grants …`, `block`, `unblock`, `contacts …`.
-public enum GrantsModule {
-    public static let module = Module(
+package enum GrantsModule {
+    package static let module = Module(
         name: "grants",
         migrations: GrantsMigrations.all,
         jobs: [SweepGrantsJob(), PullOffersJob()],

@@ -1,16 +1,16 @@
 import Runner
 
 /// One node's view of its store for a command or a pass: the vault, the endpoint key and the tables.
-public struct Node {
-    public let database: Database
-    public let vault: Vault
-    public let identity: NodeIdentity
-    public let issued: IssuedGrants
-    public let held: HeldGrants
-    public let contacts: Contacts
-    public let blocks: BlockList
+package struct Node {
+    package let database: Database
+    package let vault: Vault
+    package let identity: NodeIdentity
+    package let issued: IssuedGrants
+    package let held: HeldGrants
+    package let contacts: Contacts
+    package let blocks: BlockList
 
-    public init(database: Database, vault: Vault, now: Int64) throws {
+    package init(database: Database, vault: Vault, now: Int64) throws {
         self.database = database
         self.vault = vault
         identity = try NodeIdentity.loadOrCreate(database, vault: vault, now: now)
@@ -21,7 +21,7 @@ public struct Node {
     }
 
     /// The node over `database` whose identity was already loaded (a server's connections share it).
-    public init(database: Database, vault: Vault, identity: NodeIdentity) {
+    package init(database: Database, vault: Vault, identity: NodeIdentity) {
         self.database = database
         self.vault = vault
         self.identity = identity
@@ -32,7 +32,7 @@ public struct Node {
     }
 
     /// The node of the store `context` opened.
-    public init(_ context: JobContext) throws {
+    package init(_ context: JobContext) throws {
         try self.init(database: context.database, vault: try Vault(context), now: context.nowMilliseconds)
     }
 }

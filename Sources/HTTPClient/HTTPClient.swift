@@ -7,10 +7,10 @@ import CShims
 /// Thread-safe: the client holds only immutable options; every `send`, `batch` and `stream` uses its own
 /// libcurl handles and frees them before returning. `send` opens a new connection per call; `batch` and
 /// `stream` multiplex their requests over one connection per host.
-public final class HTTPClient: Sendable {
-    public let options: Options
+package final class HTTPClient: Sendable {
+    package let options: Options
 
-    public init(options: Options = Options()) {
+    package init(options: Options = Options()) {
         _ = curlGlobalInitResult
         self.options = options
     }
@@ -19,7 +19,7 @@ public final class HTTPClient: Sendable {
     ///
     /// Once SIGTERM or SIGINT has been recorded (a pass's termination handler), the transfer is aborted within about
     /// a second and fails with `HTTPError.cancelled`, instead of running on to its timeout.
-    public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
         guard curlGlobalInitResult == CURLE_OK else { throw .transport(kind: .other, curlCode: Int(curlGlobalInitResult.rawValue)) }
         guard let handle = curl_easy_init() else { throw .transport(kind: .other, curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue)) }
         defer { curl_easy_cleanup(handle) }
@@ -39,22 +39,22 @@ public final class HTTPClient: Sendable {
     }
 
     /// What a batch did.
-    public struct BatchOutcome: Sendable {
+    package struct BatchOutcome: Sendable {
         /// One result per request, in request order.
-        public var results: [Result<HTTPResponse, HTTPError>]
+        package var results: [Result<HTTPResponse, HTTPError>]
         /// Connections libcurl opened for the batch (`CURLINFO_NUM_CONNECTS` summed over the transfers).
-        public var connectionsOpened: Int
+        package var connectionsOpened: Int
     }
 
     /// Sends many requests concurrently, multiplexed as HTTP/2 streams over one connection per host,
     /// and returns one result per request, in request order. See `stream`.
-    public func batch(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
+    package func batch(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
                       isCancelled: (() -> Bool)? = nil) -> [Result<HTTPResponse, HTTPError>] {
         batchWithStatistics(requests, maxConcurrentStreams: maxConcurrentStreams, isCancelled: isCancelled).results
     }
 
     /// `batch`, with the connections it opened. The results are collected from `stream`.
-    public func batchWithStatistics(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
+    package func batchWithStatistics(_ requests: [HTTPRequest], maxConcurrentStreams: Int = 100,
                                     isCancelled: (() -> Bool)? = nil) -> BatchOutcome {
         var results = [Result<HTTPResponse, HTTPError>](repeating: .failure(.cancelled), count: requests.count)
         let connections = stream(count: requests.count, maxConcurrentStreams: maxConcurrentStreams, isCancelled: isCancelled,
@@ -92,7 +92,7 @@ public final class HTTPClient: Sendable {
     /// (waiting for the connection, or for a free stream on it) is abandoned with nothing written: it fails with a
     /// `.timeout` transport error carrying `CURLE_ABORTED_BY_CALLBACK`.
     @discardableResult
-    public func stream(count: Int, maxConcurrentStreams: Int = 100, isCancelled: (() -> Bool)? = nil,
+    package func stream(count: Int, maxConcurrentStreams: Int = 100, isCancelled: (() -> Bool)? = nil,
                        mayStart: ((Int) -> Bool)? = nil, startWithin: Double? = nil,
                        request: (Int) -> HTTPRequest, onResult: (Int, Result<HTTPResponse, HTTPError>) -> Void) -> Int {
         guard count > 0 else { return 0 }

@@ -1,5 +1,5 @@
 /// Which HTTP version to ask libcurl for.
-public enum HTTPVersion: Sendable, Equatable {
+package enum HTTPVersion: Sendable, Equatable {
     /// HTTP/1.1 only (no ALPN `h2` offered).
     case http1_1
     /// HTTP/2 over TLS, negotiated with ALPN `h2`, and **required**: if the server picks anything else,
@@ -23,7 +23,7 @@ public enum HTTPVersion: Sendable, Equatable {
 /// libcurl compares the server certificate's SubjectPublicKeyInfo against the pin after the TLS
 /// handshake, whatever `TLSOptions.verification` says, and fails with `CURLE_SSL_PINNEDPUBKEYNOTMATCH`
 /// (`HTTPError.transport(kind: .tls, curlCode: 90)`) when it does not match.
-public enum PublicKeyPin: Sendable, Equatable {
+package enum PublicKeyPin: Sendable, Equatable {
     /// One or more `sha256//<base64 of SHA-256(DER SubjectPublicKeyInfo)>` entries separated by `;`,
     /// exactly as libcurl takes them (`sha256//` prefixes included).
     case sha256(String)
@@ -36,9 +36,9 @@ public enum PublicKeyPin: Sendable, Equatable {
 }
 
 /// TLS settings.
-public struct TLSOptions: Sendable, Equatable {
+package struct TLSOptions: Sendable, Equatable {
     /// What is checked about the server.
-    public enum Verification: Sendable, Equatable {
+    package enum Verification: Sendable, Equatable {
         /// The certificate chains to a trusted root (the system store, plus `caFile`), is valid now,
         /// and names the host of the URL. The pin, if set, must match too. The default.
         case full
@@ -52,16 +52,16 @@ public struct TLSOptions: Sendable, Equatable {
         case pinnedKeyOnly
     }
 
-    public var verification: Verification
+    package var verification: Verification
     /// A PEM bundle of CA certificates used as libcurl's `CURLOPT_CAINFO`: it replaces libcurl's default
     /// CA bundle file; libcurl's default CA directory (Debian: `/etc/ssl/certs`) is still consulted.
-    public var caFile: String?
-    public var pinnedPublicKey: PublicKeyPin?
+    package var caFile: String?
+    package var pinnedPublicKey: PublicKeyPin?
     /// Client certificate (PEM) and its key (PEM, unencrypted) for mutual TLS.
-    public var clientCertificateFile: String?
-    public var clientKeyFile: String?
+    package var clientCertificateFile: String?
+    package var clientKeyFile: String?
 
-    public init(verification: Verification = .full, caFile: String? = nil, pinnedPublicKey: PublicKeyPin? = nil,
+    package init(verification: Verification = .full, caFile: String? = nil, pinnedPublicKey: PublicKeyPin? = nil,
                 clientCertificateFile: String? = nil, clientKeyFile: String? = nil) {
         self.verification = verification
         self.caFile = caFile
@@ -71,33 +71,33 @@ public struct TLSOptions: Sendable, Equatable {
     }
 
     /// Trust exactly the key in `pin`, nothing else (see `Verification.pinnedKeyOnly`).
-    public static func pinnedKeyOnly(_ pin: PublicKeyPin) -> TLSOptions {
+    package static func pinnedKeyOnly(_ pin: PublicKeyPin) -> TLSOptions {
         TLSOptions(verification: .pinnedKeyOnly, pinnedPublicKey: pin)
     }
 }
 
 extension HTTPClient {
     /// Client-wide settings; every request sent by one client uses them.
-    public struct Options: Sendable, Equatable {
+    package struct Options: Sendable, Equatable {
         /// Longest time for name resolution plus TCP connect plus TLS handshake (seconds).
         /// Timeouts are always bounded: zero or negative values mean 1 ms, never "no timeout".
-        public var connectTimeout: Double
+        package var connectTimeout: Double
         /// Longest time for a whole transfer, connect included (seconds). In a batch it runs per request
         /// from the moment the request is handed to libcurl.
-        public var totalTimeout: Double
+        package var totalTimeout: Double
         /// Largest response body accepted. A larger body (announced by Content-Length, or as it
         /// arrives) aborts the transfer with `HTTPError.bodyTooLarge`.
-        public var maxResponseBodyBytes: Int
+        package var maxResponseBodyBytes: Int
         /// Follow 3xx `Location` answers (http and https only). Off by default: the 3xx is returned.
-        public var followRedirects: Bool
+        package var followRedirects: Bool
         /// With `followRedirects`, more than this many hops fail with `.transport(kind: .tooManyRedirects, …)`.
-        public var maxRedirects: Int
-        public var httpVersion: HTTPVersion
-        public var tls: TLSOptions
+        package var maxRedirects: Int
+        package var httpVersion: HTTPVersion
+        package var tls: TLSOptions
         /// Sent as `User-Agent` unless the request sets one. `nil`: no User-Agent header.
-        public var userAgent: String?
+        package var userAgent: String?
 
-        public init(connectTimeout: Double = 10, totalTimeout: Double = 30, maxResponseBodyBytes: Int = 8 << 20,
+        package init(connectTimeout: Double = 10, totalTimeout: Double = 30, maxResponseBodyBytes: Int = 8 << 20,
                     followRedirects: Bool = false, maxRedirects: Int = 5, httpVersion: HTTPVersion = .http1_1,
                     tls: TLSOptions = TLSOptions(), userAgent: String? = nil) {
             self.connectTimeout = connectTimeout

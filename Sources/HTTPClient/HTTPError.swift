@@ -9,7 +9,7 @@ import CCurl
 /// failure kind, libcurl's code and libcurl's fixed text for that code (`curl_easy_strerror`,
 /// which never contains request data). libcurl's per-transfer error buffer, which can name the
 /// host, is not used.
-public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The transfer failed below HTTP: name resolution, connection, TLS, timeout, redirects, …
     case transport(kind: TransportKind, curlCode: Int)
     /// The response body exceeded `HTTPClient.Options.maxResponseBodyBytes`; the transfer was aborted.
@@ -23,11 +23,11 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// SIGINT arrived while `send` was transferring it (aborted within about a second).
     case cancelled
 
-    public enum TransportKind: String, Sendable, Equatable {
+    package enum TransportKind: String, Sendable, Equatable {
         case dns, connect, tls, timeout, tooManyRedirects, other
     }
 
-    public enum InvalidRequestReason: String, Sendable, Equatable {
+    package enum InvalidRequestReason: String, Sendable, Equatable {
         /// Only `http` and `https` URLs are accepted.
         case unsupportedScheme
         /// libcurl could not parse the URL, or it contains whitespace or control characters.
@@ -43,12 +43,12 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The transport kind, if this is a transport failure.
-    public var transportKind: TransportKind? {
+    package var transportKind: TransportKind? {
         if case .transport(let kind, _) = self { return kind }
         return nil
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .transport(let kind, let code):
             let text = curl_easy_strerror(CURLcode(UInt32(truncatingIfNeeded: code))).map { String(cString: $0) } ?? "unknown"

@@ -1,24 +1,24 @@
 /// The HTTP version a response arrived over.
-public enum HTTPProtocolVersion: String, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPProtocolVersion: String, Sendable, Equatable, CustomStringConvertible {
     case http1_0 = "HTTP/1.0"
     case http1_1 = "HTTP/1.1"
     case http2 = "HTTP/2"
     case http3 = "HTTP/3"
     case unknown = "unknown"
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// A complete response: any status (statuses are not errors), headers in arrival order, the body.
-public struct HTTPResponse: Sendable {
-    public var status: Int
+package struct HTTPResponse: Sendable {
+    package var status: Int
     /// Header fields of the final response, in the order received. With redirects followed,
     /// or after a `100 Continue`, only the last response's fields are kept.
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
-    public var httpVersion: HTTPProtocolVersion
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
+    package var httpVersion: HTTPProtocolVersion
 
-    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], httpVersion: HTTPProtocolVersion) {
+    package init(status: Int, headers: [(name: String, value: String)], body: [UInt8], httpVersion: HTTPProtocolVersion) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -26,17 +26,17 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The first value of the header field `name`, compared case-insensitively (ASCII).
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { asciiCaseInsensitiveEquals($0.name, name) }?.value
     }
 
     /// Every value of the header field `name`, in order, compared case-insensitively (ASCII).
-    public func headers(named name: String) -> [String] {
+    package func headers(named name: String) -> [String] {
         headers.filter { asciiCaseInsensitiveEquals($0.name, name) }.map(\.value)
     }
 
     /// The body decoded as UTF-8 (invalid sequences replaced).
-    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+    package var bodyText: String { String(decoding: body, as: UTF8.self) }
 }
 
 func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
@@ -52,11 +52,11 @@ func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
 
 /// Printing a response shows its shape only (status, version, counts), never header values or the body.
 extension HTTPResponse: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
+    package var description: String {
         "HTTPResponse(\(status), \(httpVersion), \(headers.count) headers, \(body.count)-byte body)"
     }
 
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
-    public var customMirror: Mirror { Mirror(self, children: [:], displayStyle: .struct) }
+    package var customMirror: Mirror { Mirror(self, children: [:], displayStyle: .struct) }
 }

@@ -2,7 +2,7 @@ import CivilDate
 import Foundation
 
 /// The `Retry-After` header (RFC 9110 §10.2.3): delta-seconds or an HTTP-date.
-public enum RetryAfter {
+package enum RetryAfter {
     /// Seconds to wait from `now`, or `nil` when `value` is neither form.
     ///
     /// - delta-seconds: `120` → 120. A negative number (`-5`, not valid per the RFC but seen) → 0.
@@ -11,7 +11,7 @@ public enum RetryAfter {
     ///   (a two-digit year more than 50 years ahead of `now` is taken as the previous century), and
     ///   asctime `Sun Nov  6 08:49:37 1994`. A date at or before `now` → 0. The weekday name must be a
     ///   valid name but is not checked against the date.
-    public static func parse(_ value: String, now: Date) -> TimeInterval? {
+    package static func parse(_ value: String, now: Date) -> TimeInterval? {
         let text = value.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { return nil }
         if let seconds = parseDeltaSeconds(text) { return seconds }
@@ -34,7 +34,7 @@ public enum RetryAfter {
     private static let longDays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
     /// Parses an HTTP-date (any of the three forms) as a UTC instant.
-    public static func parseHTTPDate(_ text: String, now: Date) -> Date? {
+    package static func parseHTTPDate(_ text: String, now: Date) -> Date? {
         let parts = text.split(separator: " ", omittingEmptySubsequences: true).map { String($0) }
         if parts.count == 6, parts[0].hasSuffix(","), shortDays.contains(parts[0].dropLast().lowercased()), parts[5] == "GMT" {
             // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT

@@ -5,25 +5,25 @@
 /// `requestTimeoutSeconds` are absolute deadlines from the start of a connection's wait for a request (its
 /// accept, or the previous response sent) to the end of its headers and of its body, so trickled bytes cannot
 /// extend them (`ConnectionDeadlines`).
-public struct HTTPServerLimits: Sendable, Equatable {
+package struct HTTPServerLimits: Sendable, Equatable {
     /// Largest request body accepted; larger ones get 413 (at once when `Content-Length` says so).
-    public var maxBodyBytes: Int
+    package var maxBodyBytes: Int
     /// Memory for one connection's request line and headers (libmicrohttpd answers 431/413 beyond it).
-    public var maxHeaderBytes: Int
+    package var maxHeaderBytes: Int
     /// Open connections in all; more are refused at accept.
-    public var maxConnections: Int
+    package var maxConnections: Int
     /// Open connections from one address (0: no per-address cap, as behind a local reverse proxy).
-    public var maxConnectionsPerAddress: Int
+    package var maxConnectionsPerAddress: Int
     /// A connection that sends nothing for this long is closed.
-    public var idleTimeoutSeconds: Int
+    package var idleTimeoutSeconds: Int
     /// A connection whose request's headers are not complete this long after it began waiting for them is cut.
-    public var headerTimeoutSeconds: Int
+    package var headerTimeoutSeconds: Int
     /// A connection whose request (headers and body) is not complete this long after it began waiting for it is cut.
-    public var requestTimeoutSeconds: Int
+    package var requestTimeoutSeconds: Int
     /// Worker threads that run the handler on complete requests (the epoll I/O threads are half as many, 1 to 4).
-    public var threads: Int
+    package var threads: Int
 
-    public init(maxBodyBytes: Int = 16 << 10, maxHeaderBytes: Int = 32 << 10, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 0,
+    package init(maxBodyBytes: Int = 16 << 10, maxHeaderBytes: Int = 32 << 10, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 0,
                 idleTimeoutSeconds: Int = 15, headerTimeoutSeconds: Int = 10, requestTimeoutSeconds: Int = 15, threads: Int = 4) {
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes

@@ -4,18 +4,18 @@ import Glibc
 
 /// The listening TCP socket the server accepts on: bound here from `--listen HOST:PORT`, or handed over by
 /// systemd socket activation (`LISTEN_FDS`, `LISTEN_PID`; the first descriptor is 3).
-public struct ListeningSocket: Sendable {
-    public let descriptor: Int32
+package struct ListeningSocket: Sendable {
+    package let descriptor: Int32
     /// The bound port (the one picked by the kernel when 0 was asked for).
-    public let port: Int
+    package let port: Int
 
     /// Why no socket could be had; the message names the address or variable, nothing else.
-    public struct Failure: Error, Sendable {
-        public let message: String
+    package struct Failure: Error, Sendable {
+        package let message: String
     }
 
     /// Binds and listens on `host:port` (an IPv4 or IPv6 literal; port 0 picks a free port).
-    public static func bind(host: String, port: Int, backlog: Int32 = 1024) throws -> ListeningSocket {
+    package static func bind(host: String, port: Int, backlog: Int32 = 1024) throws -> ListeningSocket {
         var storage = sockaddr_storage()
         var length: socklen_t
         let family: Int32
@@ -49,7 +49,7 @@ public struct ListeningSocket: Sendable {
     }
 
     /// The socket systemd passed (`LISTEN_PID` is this process and `LISTEN_FDS` ≥ 1), or nil when none was.
-    public static func fromSystemd(environment: [String: String], pid: Int32 = getpid()) throws -> ListeningSocket? {
+    package static func fromSystemd(environment: [String: String], pid: Int32 = getpid()) throws -> ListeningSocket? {
         guard let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1 else { return nil }
         guard environment["LISTEN_PID"].flatMap(Int32.init) == pid else { return nil }
         guard count == 1 else { throw Failure(message: "LISTEN_FDS must be 1: serve-relay.socket has one ListenStream=") }

@@ -7,17 +7,17 @@ import HTTPClient
 /// Syncthing REST answers and event stream, the relay's health answer and `Retry-After`) and returns whether it was accepted;
 /// rejection is a normal outcome, a crash or a hang is a finding. `seeds` are well-formed examples for a mutation
 /// fuzzer to start from.
-public enum HomeserverFuzzing {
-    public struct Decoder: Sendable {
-        public let name: String
-        public let seeds: [[UInt8]]
-        public let decode: @Sendable ([UInt8]) -> Bool
+package enum HomeserverFuzzing {
+    package struct Decoder: Sendable {
+        package let name: String
+        package let seeds: [[UInt8]]
+        package let decode: @Sendable ([UInt8]) -> Bool
     }
 
     static let deviceID = "MFZWI3D-BONSGYC-YLTMRWG-C43ENR5-QXGZDMM-FZWI3DP-BONSGYY-LTMRWAD"
     static let fixedNow = Date(timeIntervalSince1970: 1_780_000_000)
 
-    public static let decoders: [Decoder] = [
+    package static let decoders: [Decoder] = [
         Decoder(name: "syncthing config.xml", seeds: [
             Array("""
                 <configuration version="37"><folder id="abcd-1234" path="/data"><device id="\(deviceID)"></device></folder>

@@ -8,8 +8,8 @@ import Runner
 /// `HelperConfiguration` reads the environment and Syncthing's config.xml (`SyncthingConfigFile`), and
 /// `HelperPreflight` is the helper's preflight as `job doctor`'s `retrigger-stale` group. The helper shares only the
 /// relay API's wire types (`RelayWire`) with the relay server. Its tables are `HomeserverMigrations`.
-public enum HomeserverModule {
-    public static let module = Module(
+package enum HomeserverModule {
+    package static let module = Module(
         name: "homeserver",
         migrations: HomeserverMigrations.all,
         jobs: [RetriggerStaleJob()],

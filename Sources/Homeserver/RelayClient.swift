@@ -4,7 +4,7 @@ import HTTPClient
 import Runner
 
 /// What the relay's answer to `POST /api/v1/trigger` means, exactly as docs/protocols/relay-api.md ("How a client reads a trigger answer") says.
-public enum RelayAnswer: Equatable, Sendable {
+package enum RelayAnswer: Equatable, Sendable {
     /// 202: accepted.
     case sent
     /// 400/401/402/403: no active subscription for this Device ID (recoverable; re-checked on the slow cadence).
@@ -17,10 +17,10 @@ public enum RelayAnswer: Equatable, Sendable {
     case transient
 
     /// Used when a 429 carries no usable `Retry-After` (vaultsync-notify's default).
-    public static let defaultRetryAfterSeconds: Double = 30
+    package static let defaultRetryAfterSeconds: Double = 30
 
     /// Pure classification of one answer.
-    public static func classify(status: Int, retryAfter: String?, now: Date) -> RelayAnswer {
+    package static func classify(status: Int, retryAfter: String?, now: Date) -> RelayAnswer {
         switch status {
         case 202: return .sent
         case 400, 401, 402, 403: return .subscriptionInactive

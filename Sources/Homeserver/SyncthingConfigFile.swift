@@ -5,9 +5,9 @@ import Foundation
 /// Candidate order is Syncthing's own: `$SYNCTHING_CONFIG` (an explicit file), `$STCONFDIR`, `$STHOMEDIR`,
 /// the legacy `${XDG_CONFIG_HOME:-~/.config}/syncthing` (only if a config.xml exists there), then
 /// `${XDG_STATE_HOME:-~/.local/state}/syncthing`, then the container and system paths.
-public enum SyncthingConfigFile {
+package enum SyncthingConfigFile {
     /// The candidate files in precedence order. `explicit` is true for `$SYNCTHING_CONFIG`, which must exist.
-    public static func candidates(environment env: [String: String]) -> [(path: String, explicit: Bool)] {
+    package static func candidates(environment env: [String: String]) -> [(path: String, explicit: Bool)] {
         func value(_ key: String) -> String? { env[key].flatMap { $0.isEmpty ? nil : $0 } }
         if let explicit = value("SYNCTHING_CONFIG") {
             // A directory is accepted too: its config.xml.
@@ -24,7 +24,7 @@ public enum SyncthingConfigFile {
     }
 
     /// The first candidate that exists, or nil. Throws `missingExplicit` when `$SYNCTHING_CONFIG` names no file.
-    public static func locate(environment: [String: String], exists: (String) -> Bool = { FileManager.default.isReadableFile(atPath: $0) }) throws -> String? {
+    package static func locate(environment: [String: String], exists: (String) -> Bool = { FileManager.default.isReadableFile(atPath: $0) }) throws -> String? {
         for candidate in candidates(environment: environment) {
             if exists(candidate.path) { return candidate.path }
             if candidate.explicit { throw LocateError.missingExplicit }
@@ -32,14 +32,14 @@ public enum SyncthingConfigFile {
         return nil
     }
 
-    public enum LocateError: Error { case missingExplicit }
+    package enum LocateError: Error { case missingExplicit }
 
     /// The `<gui>` element's settings.
-    public struct GUI: Equatable, Sendable {
-        public var enabled = true
-        public var tls = false
-        public var address = ""
-        public var apiKey = ""
+    package struct GUI: Equatable, Sendable {
+        package var enabled = true
+        package var tls = false
+        package var address = ""
+        package var apiKey = ""
     }
 
     /// Reads the `<gui>` section of a config.xml; nil when the document is not XML or has no `<gui>`.
@@ -47,7 +47,7 @@ public enum SyncthingConfigFile {
     /// Syncthing writes config.xml as UTF-8 with no processing instruction but the XML declaration; anything else
     /// is refused. The document is read by `ConfigXMLReader`, not Foundation's XMLParser, which on Linux leaks on
     /// every parse and traps on names that are not UTF-8 or on `<?pi?>` (both found by `job-bench fuzz`).
-    public static func parseGUI(_ data: Data) -> GUI? {
+    package static func parseGUI(_ data: Data) -> GUI? {
         guard data.count <= maximumBytes, let text = String(validating: data, as: UTF8.self), hasOnlyTheXMLDeclaration(text) else { return nil }
         var gui = GUI()
         var found = false
@@ -88,11 +88,11 @@ public enum SyncthingConfigFile {
     }
 
     /// Why a GUI address cannot be used over TCP.
-    public enum AddressProblem: Error, Equatable { case unixSocket, malformed }
+    package enum AddressProblem: Error, Equatable { case unixSocket, malformed }
 
     /// The REST base URL for a GUI address: `https` when `tls`; empty → `127.0.0.1:8384`; a wildcard or
     /// empty host → `127.0.0.1`; an address with a scheme is used as is; a unix socket is refused.
-    public static func inferURL(address: String, tls: Bool) throws(AddressProblem) -> String {
+    package static func inferURL(address: String, tls: Bool) throws(AddressProblem) -> String {
         var text = address.trimmingCharacters(in: .whitespaces)
         if text.hasPrefix("unix://") || text.hasPrefix("/") || text.hasPrefix("@") { throw .unixSocket }
         if text.contains("://") {

@@ -4,10 +4,10 @@ import Store
 
 /// The `job` executable: parses global options, dispatches to a job, a module command or a built-in, and
 /// turns every failure into a one-line message and its documented exit code.
-public struct CommandLineApp {
-    public let catalog: Catalog
+package struct CommandLineApp {
+    package let catalog: Catalog
 
-    public init(catalog: Catalog) { self.catalog = catalog }
+    package init(catalog: Catalog) { self.catalog = catalog }
 
     /// The built-in commands: name, one-line summary, and what follows the name in a usage line.
     static let builtins: [(name: String, summary: String, usage: String)] = [
@@ -23,7 +23,7 @@ public struct CommandLineApp {
     ]
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
-    public func run(arguments: [String], environment: [String: String], output: TextOutput = StandardOutput(),
+    package func run(arguments: [String], environment: [String: String], output: TextOutput = StandardOutput(),
                     errorOutput: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) -> ExitCode {
         do {
             let globals = try GlobalOptions(parsing: arguments)
@@ -136,7 +136,7 @@ public struct CommandLineApp {
     }
 
     /// The log format asked for, read leniently for the failure line (a bad value falls back to text).
-    public static func logFormat(_ arguments: [String], _ environment: [String: String]) -> Logger.Format {
+    package static func logFormat(_ arguments: [String], _ environment: [String: String]) -> Logger.Format {
         let words = Array(arguments.prefix(while: { $0 != "--" }))
         var asked = environment["JOB_LOG_FORMAT"]
         for (index, word) in words.enumerated() {

@@ -5,15 +5,15 @@ import Runner
 ///
 /// `job deployment --write DIR` writes them; a test renders them again and compares with the repository's
 /// `jobs/` and `crontab.example`, so a job cannot be added without its timer.
-public struct Deployment {
-    public let catalog: Catalog
+package struct Deployment {
+    package let catalog: Catalog
     /// Where the units expect the binary.
-    public static let executable = "/usr/local/bin/job"
+    package static let executable = "/usr/local/bin/job"
 
-    public init(catalog: Catalog) { self.catalog = catalog }
+    package init(catalog: Catalog) { self.catalog = catalog }
 
     /// Relative path → content.
-    public func files() -> [(path: String, content: String)] {
+    package func files() -> [(path: String, content: String)] {
         var files: [(String, String)] = []
         for job in catalog.jobs {
             files.append(("jobs/\(job.name).service", service(job)))
@@ -286,7 +286,7 @@ public struct Deployment {
     }
 
     /// Writes every file under `directory`.
-    public func write(to directory: String) throws {
+    package func write(to directory: String) throws {
         for file in files() {
             let path = (directory as NSString).appendingPathComponent(file.path)
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

@@ -27,11 +27,11 @@ import Runner
 /// Without B's proof, A may send the signed legacy `fileTransfer` only to an unpinned B and only when that
 /// very send carried `--accept-unencrypted`; a pinned B that stops proving privateMedia is blocked (downgrade).
 /// `job mesh sends` shows each send's form or the reason it failed.
-public enum MeshMediaModule {
+package enum MeshMediaModule {
     /// The module's passes, by name (panic wipe clears their history).
     static let jobNames = [MediaOutboxJob().name, MediaInboxJob().name, MediaAliasCheckJob().name]
 
-    public static let module = Module(
+    package static let module = Module(
         name: "MeshMedia",
         migrations: MeshSchema.migrations,
         jobs: [MediaOutboxJob(), MediaInboxJob(), MediaAliasCheckJob()],

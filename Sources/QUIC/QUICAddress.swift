@@ -2,19 +2,19 @@ import Foundation
 import Glibc
 
 /// A UDP socket address (IPv4 or IPv6), as the kernel gives and takes it.
-public struct QUICAddress: Sendable {
-    public var storage: sockaddr_storage
-    public var length: socklen_t
+package struct QUICAddress: Sendable {
+    package var storage: sockaddr_storage
+    package var length: socklen_t
 
-    public init(storage: sockaddr_storage, length: socklen_t) {
+    package init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
         self.length = length
     }
 
-    public var family: Int32 { Int32(storage.ss_family) }
+    package var family: Int32 { Int32(storage.ss_family) }
 
     /// The port, in host order.
-    public var port: UInt16 {
+    package var port: UInt16 {
         var copy = storage
         return withUnsafeBytes(of: &copy) { raw in
             family == AF_INET6 ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
@@ -23,7 +23,7 @@ public struct QUICAddress: Sendable {
     }
 
     /// Resolves `host` and `port` for UDP; every address found, IPv4 and IPv6. `passive` for a wildcard bind.
-    public static func resolve(host: String, port: UInt16, passive: Bool = false) -> [QUICAddress] {
+    package static func resolve(host: String, port: UInt16, passive: Bool = false) -> [QUICAddress] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)

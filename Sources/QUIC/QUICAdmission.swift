@@ -1,5 +1,5 @@
 /// What the caps say when a connection from a validated address asks for a slot.
-public enum QUICAdmission: Sendable {
+package enum QUICAdmission: Sendable {
     /// A slot is taken.
     case admitted
     /// That source has all the slots it may have.

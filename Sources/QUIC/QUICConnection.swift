@@ -7,7 +7,7 @@ import Foundation
 /// share. The worker queues bytes to send, a FIN, flow-control credit and a close here; the loop moves them into
 /// ngtcp2 and moves received bytes, the peer's FIN and the end of the connection back, all under one lock, and
 /// wakes the other side (a condition variable for the worker, an eventfd for the loop).
-public final class QUICConnection: @unchecked Sendable {
+package final class QUICConnection: @unchecked Sendable {
     private let condition = NSCondition()
     private let wake: @Sendable () -> Void
     private let shouldStop: @Sendable () -> Bool
@@ -17,9 +17,9 @@ public final class QUICConnection: @unchecked Sendable {
     private var _protocolName = ""
     private var established = false
     /// Where the connection comes from (the peer's UDP address).
-    public let remoteAddress: QUICAddress
+    package let remoteAddress: QUICAddress
     /// Serving: the handshake deadline, counted from the connection's first packet (distant future when dialling).
-    public let handshakeDeadline: Date
+    package let handshakeDeadline: Date
 
     // Loop → worker.
     private var inbound: [UInt8] = []
@@ -47,18 +47,18 @@ public final class QUICConnection: @unchecked Sendable {
     }
 
     /// The peer's 32-byte Ed25519 key (its endpoint id), checked by TLS.
-    public var remoteKey: [UInt8] { condition.lock(); defer { condition.unlock() }; return _remoteKey }
+    package var remoteKey: [UInt8] { condition.lock(); defer { condition.unlock() }; return _remoteKey }
     /// The protocol ALPN chose.
-    public var protocolName: String { condition.lock(); defer { condition.unlock() }; return _protocolName }
+    package var protocolName: String { condition.lock(); defer { condition.unlock() }; return _protocolName }
 
     /// Whether the connection has ended (closed by either side, reset, timed out).
-    public var isEnded: Bool { condition.lock(); defer { condition.unlock() }; return endError != nil }
+    package var isEnded: Bool { condition.lock(); defer { condition.unlock() }; return endError != nil }
 
     // MARK: Worker side
 
     /// Receives at least one and at most `max` bytes of the stream. Throws `finished` when the peer finished its side
     /// first, `closed` when the connection ended, `timeout` at `deadline`, `stopped` when the stop condition holds.
-    public func read(max: Int, until deadline: Date) throws -> [UInt8] {
+    package func read(max: Int, until deadline: Date) throws -> [UInt8] {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -79,7 +79,7 @@ public final class QUICConnection: @unchecked Sendable {
     }
 
     /// Queues `bytes` on the stream; waits (until `deadline`) only while more than `sendWindow` bytes are unacknowledged.
-    public func write(_ bytes: [UInt8], until deadline: Date) throws {
+    package func write(_ bytes: [UInt8], until deadline: Date) throws {
         condition.lock()
         defer { condition.unlock() }
         if let endError { throw endError }
@@ -93,7 +93,7 @@ public final class QUICConnection: @unchecked Sendable {
     }
 
     /// Finishes our side of the stream (FIN after the queued bytes).
-    public func finish() {
+    package func finish() {
         condition.lock()
         finishWanted = true
         condition.unlock()
@@ -102,7 +102,7 @@ public final class QUICConnection: @unchecked Sendable {
 
     /// Ends the connection: finishes our side, waits until the peer acknowledged everything sent (or `linger` passes,
     /// or the peer went away), then closes with application code `code`. Returns at once for a dead connection.
-    public func close(code: UInt64 = 0, linger: Date) {
+    package func close(code: UInt64 = 0, linger: Date) {
         condition.lock()
         finishWanted = true
         wake()
@@ -117,7 +117,7 @@ public final class QUICConnection: @unchecked Sendable {
 
     /// Closes at once with `code`, dropping anything unsent; returns once the CONNECTION_CLOSE has left (at most
     /// a second), so a process may exit right after.
-    public func abort(code: UInt64 = 0) {
+    package func abort(code: UInt64 = 0) {
         condition.lock()
         if closeCode == nil { closeCode = code }
         condition.unlock()
@@ -135,7 +135,7 @@ public final class QUICConnection: @unchecked Sendable {
 
     /// Waits until the peer finished its side or the connection ended, by `deadline` (a server lingering for the
     /// client to close first). Never throws.
-    public func waitForPeer(until deadline: Date) {
+    package func waitForPeer(until deadline: Date) {
         condition.lock()
         defer { condition.unlock() }
         while !peerFinished && endError == nil && Date() < deadline && !shouldStop() {

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 
 /// What a serving endpoint asks its owner about connections (called on the event-loop thread; keep it quick).
-public protocol QUICServerDelegate: AnyObject, Sendable {
+package protocol QUICServerDelegate: AnyObject, Sendable {
     /// A connection from the validated `address` wants a slot (the caps): asked when an Initial carrying our Retry's
     /// token arrives, or when a handshake started without one completes (which proves the address too). False drops
     /// the datagram, or closes the completed handshake. When the whole table is full, the endpoint ends its oldest
@@ -25,22 +25,22 @@ public protocol QUICServerDelegate: AnyObject, Sendable {
 
 extension QUICServerDelegate {
     /// By default nothing served is ended to make room.
-    public func makeRoom(for address: QUICAddress) -> QUICConnection? { nil }
+    package func makeRoom(for address: QUICAddress) -> QUICConnection? { nil }
 }
 
 /// Timeouts a connection runs under inside the endpoint.
-public struct QUICTimeouts: Sendable {
+package struct QUICTimeouts: Sendable {
     /// From the first packet to the end of the handshake.
-    public var handshakeSeconds: TimeInterval
+    package var handshakeSeconds: TimeInterval
     /// QUIC idle timeout (transport parameter): a silent peer's connection ends after it.
-    public var idleSeconds: TimeInterval
+    package var idleSeconds: TimeInterval
     /// Serving: how many handshakes started without address validation may be half-open at once. They hold no slot
     /// (`QUICServerDelegate.admit` is asked only once the handshake completes), so a spoofed source address cannot
     /// take one; once this many are half-open, a first Initial without a token is answered with a stateless Retry,
     /// and only a client that receives packets at its address goes on. 0: always.
-    public var validateAbove: Int
+    package var validateAbove: Int
 
-    public init(handshakeSeconds: TimeInterval, idleSeconds: TimeInterval, validateAbove: Int = 8) {
+    package init(handshakeSeconds: TimeInterval, idleSeconds: TimeInterval, validateAbove: Int = 8) {
         self.handshakeSeconds = handshakeSeconds
         self.idleSeconds = idleSeconds
         self.validateAbove = validateAbove
@@ -55,7 +55,7 @@ public struct QUICTimeouts: Sendable {
 /// `QUICConnection` for a worker thread. Datagrams that do not parse as QUIC v1, or Initials that ngtcp2 does not
 /// accept, are dropped before any state is made. Dialling, the endpoint has its own socket and loop for its one
 /// connection and ends with it.
-public final class QUICEndpoint: @unchecked Sendable {
+package final class QUICEndpoint: @unchecked Sendable {
     // @unchecked: the socket and connection tables are used only by the event-loop thread; `stopRequested` only under `stateLock`.
     private let fd: Int32
     private let wakeFD: Int32
@@ -119,7 +119,7 @@ public final class QUICEndpoint: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// The UDP port the socket is bound to.
-    public var port: UInt16 { local.port }
+    package var port: UInt16 { local.port }
 
     private init(fd: Int32, local: QUICAddress, identity: QUICIdentity, timeouts: QUICTimeouts, alpns: [String], isServer: Bool,
                  shouldStop: @escaping @Sendable () -> Bool) throws {
@@ -143,7 +143,7 @@ public final class QUICEndpoint: @unchecked Sendable {
     // MARK: Serving
 
     /// A serving endpoint on `address` (port 0 picks a free port) speaking the protocols `alpns`. Call `start`.
-    public static func listen(on address: QUICAddress, identity: QUICIdentity, alpns: [String], timeouts: QUICTimeouts,
+    package static func listen(on address: QUICAddress, identity: QUICIdentity, alpns: [String], timeouts: QUICTimeouts,
                               shouldStop: @escaping @Sendable () -> Bool) throws -> QUICEndpoint {
         let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw QUICError.io }
@@ -161,7 +161,7 @@ public final class QUICEndpoint: @unchecked Sendable {
     }
 
     /// A serving endpoint on a socket it is given (systemd `ListenDatagram=`, file descriptor 3 or stdin).
-    public static func adopt(socket fd: Int32, identity: QUICIdentity, alpns: [String], timeouts: QUICTimeouts,
+    package static func adopt(socket fd: Int32, identity: QUICIdentity, alpns: [String], timeouts: QUICTimeouts,
                              shouldStop: @escaping @Sendable () -> Bool) throws -> QUICEndpoint {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -171,7 +171,7 @@ public final class QUICEndpoint: @unchecked Sendable {
     }
 
     /// Starts the event loop on its own thread.
-    public func start(delegate: QUICServerDelegate) {
+    package func start(delegate: QUICServerDelegate) {
         self.delegate = delegate
         let thread = Thread { [self] in
             self.runLoop()
@@ -182,7 +182,7 @@ public final class QUICEndpoint: @unchecked Sendable {
 
     /// Stops the loop and waits for it to end: open connections are closed, half-open ones dropped (reported to the
     /// delegate as abandoned without an error), and workers waiting on a connection hear `stopped`.
-    public func stop() {
+    package func stop() {
         stateLock.lock()
         stopRequested = true
         stateLock.unlock()
@@ -196,7 +196,7 @@ public final class QUICEndpoint: @unchecked Sendable {
     /// completed and the exchange's stream is open. Throws `unreachable`, `timeout` (at `handshakeDeadline`),
     /// `wrongPeer` when another key answers, `handshake` when TLS is refused, `stopped`. `source`, when given, is
     /// the local address to send from (tests dial from several loopback addresses).
-    public static func dial(_ address: QUICAddress, from source: QUICAddress? = nil, expected: [UInt8], alpn: String, identity: QUICIdentity,
+    package static func dial(_ address: QUICAddress, from source: QUICAddress? = nil, expected: [UInt8], alpn: String, identity: QUICIdentity,
                             timeouts: QUICTimeouts, handshakeDeadline: Date, shouldStop: @escaping @Sendable () -> Bool) throws -> QUICConnection {
         let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw QUICError.io }

@@ -1,5 +1,5 @@
 /// Why a QUIC connection or one of its waits failed.
-public enum QUICError: Error, Sendable, Equatable {
+package enum QUICError: Error, Sendable, Equatable {
     /// Nothing answered at the address (no route, ICMP unreachable, name not resolved).
     case unreachable
     /// The deadline passed (handshake, message or connection).

@@ -11,7 +11,7 @@ import Runner
 /// retried once that is fixed and the pass fails with 78 after recording every answer; `rejected` means APNs
 /// refused this one request for a reason retrying will not change (Apple: do not retry these, e.g. `Forbidden`):
 /// recorded, never a pass failure.
-public enum APNsResponseAction: String, Sendable, LogWord {
+package enum APNsResponseAction: String, Sendable, LogWord {
     case delivered
     case invalidToken = "invalid-token"
     case retryNextPass = "retry"
@@ -20,21 +20,21 @@ public enum APNsResponseAction: String, Sendable, LogWord {
     case rejected
 
     /// The reasons after which a token is dead for this topic (never pushed again; removed by `clean-tokens`).
-    public static let invalidTokenReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic", "Unregistered", "ExpiredToken", "PayloadTooLarge"]
+    package static let invalidTokenReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic", "Unregistered", "ExpiredToken", "PayloadTooLarge"]
 
     /// The 403 reasons that condemn the provider credential itself (key, key id, team, certificate), so every
     /// push of the pass would get them: a configuration failure. Any other 403 (`Forbidden`, or one Apple adds)
     /// is about that one request and never fails the pass.
-    public static let credentialReasons: Set<String> = [
+    package static let credentialReasons: Set<String> = [
         "InvalidProviderToken", "MissingProviderToken", "BadCertificate", "BadCertificateEnvironment",
         "UnrelatedKeyIdInToken", "BadEnvironmentKeyIdInToken",
     ]
 
     /// The 400 reasons that condemn the relay's topic (APNS_TOPIC) rather than the token.
-    public static let topicReasons: Set<String> = ["BadTopic", "TopicDisallowed", "MissingTopic"]
+    package static let topicReasons: Set<String> = ["BadTopic", "TopicDisallowed", "MissingTopic"]
 
     /// The action for HTTP `status` with APNs `reason` (nil when the body carried none).
-    public static func classify(status: Int, reason: String?) -> APNsResponseAction {
+    package static func classify(status: Int, reason: String?) -> APNsResponseAction {
         let reason = reason ?? ""
         switch (status, reason) {
         case (200, _):
@@ -61,5 +61,5 @@ public enum APNsResponseAction: String, Sendable, LogWord {
     }
 
     /// A push that produced no HTTP answer (connection, TLS, timeout) is retried next pass.
-    public static let transportFailure = APNsResponseAction.retryNextPass
+    package static let transportFailure = APNsResponseAction.retryNextPass
 }

@@ -4,14 +4,14 @@ import Runner
 /// Parses and normalizes the two identifiers the relay receives: Syncthing Device IDs and APNs tokens.
 ///
 /// Errors never echo the value (docs/design.md §5): they say which option was malformed, not what it held.
-public enum RelayIdentifiers {
+package enum RelayIdentifiers {
     /// A Syncthing Device ID in its canonical upper-case, dashed form, or nil (the format both ends of the relay
     /// API share, `SyncthingDeviceID`).
-    public static func deviceID(_ text: String) -> String? { SyncthingDeviceID.canonical(text) }
+    package static func deviceID(_ text: String) -> String? { SyncthingDeviceID.canonical(text) }
 
     /// An APNs device token: an even number of hex digits, 16 to 200 bytes (Apple's tokens are 32 bytes
     /// today but are documented as variable length). Returns the lower-case form, or nil.
-    public static func apnsToken(_ text: String) -> String? {
+    package static func apnsToken(_ text: String) -> String? {
         let lower = text.lowercased()
         guard lower.count % 2 == 0, (32...400).contains(lower.count),
               lower.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else { return nil }
@@ -36,6 +36,6 @@ public enum RelayIdentifiers {
 }
 
 /// The APNs environment a token was issued for; pushes go to the matching endpoint.
-public enum APNsEnvironment: String, Sendable, CaseIterable, LogWord {
+package enum APNsEnvironment: String, Sendable, CaseIterable, LogWord {
     case production, sandbox
 }

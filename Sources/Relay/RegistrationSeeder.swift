@@ -3,9 +3,9 @@ import Store
 
 /// Bulk registrations for benchmarks and load tests: the same rows `job relay register` writes (sealed
 /// tokens, blind-indexed Device IDs), many per transaction, plus optional recorded APNs results.
-public enum RegistrationSeeder {
+package enum RegistrationSeeder {
     /// A recorded result to give a seeded token.
-    public enum SeededResult: Sendable {
+    package enum SeededResult: Sendable {
         case none
         case delivered
         /// `BadDeviceToken` recorded after the registration: `clean-tokens` removes it.
@@ -18,7 +18,7 @@ public enum RegistrationSeeder {
 
     /// Inserts `devices` Device IDs with `tokensPerDevice` tokens each. `deviceID(i)` and `token(i, j)` give
     /// the identifiers; `result(i, j)` the recorded result. Triggered devices get `triggeredAt`.
-    public static func seed(database: Database, storeKey: SecretBytes, devices: Int, tokensPerDevice: Int, registeredAt: Int64,
+    package static func seed(database: Database, storeKey: SecretBytes, devices: Int, tokensPerDevice: Int, registeredAt: Int64,
                             triggeredAt: Int64?, deviceID: (Int) -> String, token: (Int, Int) -> String,
                             result: (Int, Int) -> SeededResult, rowsPerTransaction: Int = 50_000) throws {
         let keyring = try StoreKeyring(storeKey: storeKey)

@@ -7,11 +7,11 @@ import HTTPClient
 /// Each entry decodes one input the way the module does when the bytes arrive (APNs answers) and returns whether
 /// it was accepted; rejection is a normal outcome, a crash or a hang is a finding. `seeds` are well-formed
 /// examples for a mutation fuzzer to start from. The homeserver helper's decoders are `HomeserverFuzzing`.
-public enum RelayFuzzing {
-    public struct Decoder: Sendable {
-        public let name: String
-        public let seeds: [[UInt8]]
-        public let decode: @Sendable ([UInt8]) -> Bool
+package enum RelayFuzzing {
+    package struct Decoder: Sendable {
+        package let name: String
+        package let seeds: [[UInt8]]
+        package let decode: @Sendable ([UInt8]) -> Bool
     }
 
     /// Two authenticated-trigger bodies from Tests/Fixtures/trigger-v2/vectors.json (a Syncthing P-384 and an openssl P-256
@@ -21,7 +21,7 @@ public enum RelayFuzzing {
         Array(#"{"device_id":"56CCZML-KAZWE3E-7CTEOEQ-CAJBLU3-YKSRAAB-YHVO4DR-FTFPLCV-JOPSEQF","cert":"MIIB6jCCAY+gAwIBAgIUDANmXrJPAJBxjJmZAxMy0Pv3PL0wCgYIKoZIzj0EAwIwSjESMBAGA1UECgwJU3luY3RoaW5nMSAwHgYDVQQLDBdBdXRvbWF0aWNhbGx5IEdlbmVyYXRlZDESMBAGA1UEAwwJc3luY3RoaW5nMB4XDTI2MTIwMzA1MzYyM1oXDTQ2MTEyODA1MzYyM1owSjESMBAGA1UECgwJU3luY3RoaW5nMSAwHgYDVQQLDBdBdXRvbWF0aWNhbGx5IEdlbmVyYXRlZDESMBAGA1UEAwwJc3luY3RoaW5nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEaxLrn0X8rl+5dnJDuyklAp9o3nghLZLMqQFM48UpRRzlhc4DwECbA6me0+jJLCE43t2MwG0Es5CgJhMjdsp+9qNTMFEwHQYDVR0OBBYEFDIBaWvnSr5qNIBJ39zKWHUFcatzMB8GA1UdIwQYMBaAFDIBaWvnSr5qNIBJ39zKWHUFcatzMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSQAwRgIhANSO/uzNsmdlVdVT+8IMfkv2QNe0sGVd8hdDWgwRK9/vAiEAxQnGqurqhNUakPB0gqq51Nax0vincL5NMb0wvTjBWWg=","ts":"1796300000","nonce":"EBESExQVFhcYGRobHB0eHw==","sig":"masOb+CCChhXz5LsGoeHuR4VgN18AOhrNYjJDQ+16dBHmSKoCAHJhKh9FUl7739vHapurT471iUeuMGOLmJrcA=="}"#.utf8),
     ]
 
-    public static let decoders: [Decoder] = [
+    package static let decoders: [Decoder] = [
         Decoder(name: "APNs answer", seeds: [
             Array(#"{"reason":"Unregistered","timestamp":1780000000000}"#.utf8), Array(#"{"reason":"BadDeviceToken"}"#.utf8),
             Array(#"{"reason":"TooManyRequests"}"#.utf8),

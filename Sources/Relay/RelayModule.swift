@@ -6,8 +6,8 @@ import Runner
 /// `SendWakeupsJob` and `CleanTokensJob` run over `Registry` and `APNsClient`. The relay's HTTP front door
 /// (`serve-relay`, `RelayAPI`, entitlements and rate limits) is in `API/`, offline StoreKit verification in `StoreKit/`.
 /// The homeserver helper (`retrigger-stale`) is the `Homeserver` module; the two share only the wire types in `RelayWire`.
-public enum RelayModule {
-    public static let module = Module(
+package enum RelayModule {
+    package static let module = Module(
         name: "relay",
         migrations: RelayMigrations.all + RelayAPIMigrations.all,
         postgresMigrations: RelayPostgresMigrations.all,

@@ -8,12 +8,12 @@ import Store
 /// registration: for a 410, APNs's own `timestamp` (when it learned the token was invalid) must not be
 /// earlier than the registration time — the 410 is delayed by design and a token provisioned again since is
 /// live; for the others, the result must have been recorded at or after the registration.
-public enum TokenCleanup {
+package enum TokenCleanup {
     /// Rows deleted per write transaction (docs/design.md §4).
     static let batchSize = 1000
 
     /// Pure form of the rule.
-    public static func shouldRemove(reason: String?, resultAt: Int64?, invalidatedAt: Int64?, registeredAt: Int64) -> Bool {
+    package static func shouldRemove(reason: String?, resultAt: Int64?, invalidatedAt: Int64?, registeredAt: Int64) -> Bool {
         guard let reason, APNsResponseAction.invalidTokenReasons.contains(reason) else { return false }
         if let invalidatedAt { return registeredAt <= invalidatedAt }
         guard let resultAt else { return false }

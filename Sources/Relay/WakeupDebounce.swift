@@ -13,8 +13,8 @@ import Runner
 /// place; the rerun defers that Device ID (and any retry of that token) until the window has passed, then
 /// pushes again. Wake-ups stay at-least-once (a push claimed but never sent is sent later), never twice in
 /// one window.
-public enum WakeupDebounce {
-    public static let windowMilliseconds: Int64 = 30_000
+package enum WakeupDebounce {
+    package static let windowMilliseconds: Int64 = 30_000
 
     /// The setting that turns the trailing push on.
     static let trailingPushKey = (name: "RELAY_TRAILING_PUSH",
@@ -30,7 +30,7 @@ public enum WakeupDebounce {
     }
 
     /// Pure form of the Device ID rule; `trailingPush` is the `RELAY_TRAILING_PUSH=on` variant.
-    public static func isDue(lastTriggerAt: Int64?, lastPushAt: Int64?, now: Int64, trailingPush: Bool = false) -> Bool {
+    package static func isDue(lastTriggerAt: Int64?, lastPushAt: Int64?, now: Int64, trailingPush: Bool = false) -> Bool {
         guard let trigger = lastTriggerAt else { return false }
         guard let push = lastPushAt else { return true }
         let counts = trailingPush ? trigger > push : trigger >= push + windowMilliseconds
@@ -38,7 +38,7 @@ public enum WakeupDebounce {
     }
 
     /// Pure form of the token rule: a token last stamped at `sentAt` may be pushed at `now`.
-    public static func mayPush(sentAt: Int64?, now: Int64) -> Bool {
+    package static func mayPush(sentAt: Int64?, now: Int64) -> Bool {
         guard let sentAt else { return true }
         return now - sentAt >= windowMilliseconds
     }

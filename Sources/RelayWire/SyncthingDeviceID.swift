@@ -2,10 +2,10 @@
 /// Syncthing and sends it in a trigger; the relay receives it in registrations and triggers.
 ///
 /// Errors never echo the value: callers say which field was malformed, not what it held.
-public enum SyncthingDeviceID {
+package enum SyncthingDeviceID {
     /// A Syncthing Device ID: 56 base32 characters (A–Z, 2–7), usually in eight dash-separated groups of
     /// seven. Returns the canonical upper-case, dashed form, or nil.
-    public static func canonical(_ text: String) -> String? {
+    package static func canonical(_ text: String) -> String? {
         let compact = text.uppercased().filter { $0 != "-" }
         guard compact.count == 56, text.count == 56 || text.count == 63,
               compact.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("2"..."7").contains($0) }) else { return nil }

@@ -3,15 +3,15 @@
 ///
 /// Used when the store's key-check row is missing (deleted by hand, or lost in a partial restore): a key that
 /// cannot open one of these values is not this store's key, and is refused instead of sealing a new check row.
-public struct SealedSample: Sendable {
+package struct SealedSample: Sendable {
     /// A table name (a constant of the module's own schema, never input).
-    public let table: String
+    package let table: String
     /// The column holding sealed bytes.
-    public let column: String
+    package let column: String
     /// The purpose the module seals them for (`StoreKeyring.seal(_:purpose:)`).
-    public let purpose: String
+    package let purpose: String
 
-    public init(table: String, column: String, purpose: String) {
+    package init(table: String, column: String, purpose: String) {
         self.table = table
         self.column = column
         self.purpose = purpose

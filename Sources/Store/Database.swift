@@ -10,9 +10,9 @@ import Foundation
 /// Its public API carries no SQLite or libpq types: callers write SQL with `?`/`?N` placeholders and get
 /// `DatabaseValue`s back, whichever engine stands behind it. What differs between the engines' SQL is for each
 /// module to keep in one place (its dialect); `engine` tells which one this is.
-public final class Database {
+package final class Database {
     /// Which engine stands behind a connection.
-    public enum Engine: String, Sendable {
+    package enum Engine: String, Sendable {
         case sqlite
         case postgresql
     }
@@ -29,9 +29,9 @@ public final class Database {
         return handle
     }
     /// The file this connection opened, or the PostgreSQL connection string it was given.
-    public let path: String
+    package let path: String
     /// The engine behind this connection.
-    public var engine: Engine {
+    package var engine: Engine {
         if case .postgresql = backend { return .postgresql }
         return .sqlite
     }
@@ -40,7 +40,7 @@ public final class Database {
     private var postgresChanges = 0
     /// True when the connection to a PostgreSQL server was lost (it cannot be used again; open a new one).
     /// Always false for SQLite.
-    public var isBroken: Bool {
+    package var isBroken: Bool {
         if case .postgresql(let connection) = backend { return connection.isBroken }
         return false
     }
@@ -61,26 +61,26 @@ public final class Database {
     }
 
     /// How the connection is opened.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// How long a statement waits for another process's lock before failing with `busy` (docs/design.md §4: ≥ 5 s).
-        public var busyTimeoutMilliseconds: Int32 = 10_000
+        package var busyTimeoutMilliseconds: Int32 = 10_000
         /// Open without the right to write (status and listings).
-        public var readOnly = false
+        package var readOnly = false
         /// Create the file when it does not exist.
-        public var create = true
+        package var create = true
         /// With `readOnly`: read the file as it is, without the `-shm` file WAL mode needs (SQLite's `immutable=1`),
         /// so a store on a read-only mount can still be inspected. Only for reports: another writer would go unseen.
-        public var immutable = false
+        package var immutable = false
         /// How long connecting to a PostgreSQL server may take before the store counts as unavailable.
-        public var connectTimeoutSeconds = 10
-        public init() {}
+        package var connectTimeoutSeconds = 10
+        package init() {}
     }
 
     /// Whether `location` (a `--store` value) names a PostgreSQL database rather than an SQLite file: a
     /// `postgresql://` or `postgres://` URI, or any libpq `key=value` connection string — optional white space, a
     /// keyword, `=` (`service=relay`, ` sslmode=verify-full host=db`, `application_name=relay`). A file path
     /// holding `=` is taken as a file only in the form `file:PATH` or `./PATH` (`checkedLocation`).
-    public static func engine(forLocation location: String) -> Engine {
+    package static func engine(forLocation location: String) -> Engine {
         if location.hasPrefix("postgresql://") || location.hasPrefix("postgres://") { return .postgresql }
         if location.hasPrefix("./") { return .sqlite }
         var rest = Substring(location).drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\u{0B}" || $0 == "\u{0C}" }
@@ -94,7 +94,7 @@ public final class Database {
     /// in `refusal`, one line that never repeats the value) for a location that is neither a clean file path nor a
     /// valid connection string — a path holding `=` without `file:` or `./`, a malformed `key=value` string, an
     /// empty path, control characters or white space around a path.
-    public static func checkedLocation(_ location: String, refusal: inout String) -> String? {
+    package static func checkedLocation(_ location: String, refusal: inout String) -> String? {
         if location.hasPrefix("file:") {
             let path = String(location.dropFirst(5))
             guard isCleanPath(path) else { refusal = "the store path after file: is empty or holds control characters or surrounding white space"; return nil }
@@ -125,7 +125,7 @@ public final class Database {
     ///
     /// A file that is not an SQLite database fails here with `StoreError.kind == .notADatabase`; the file is
     /// not modified. A PostgreSQL server that cannot be reached fails with `.unavailable`.
-    public init(path: String, options: Options = Options()) throws {
+    package init(path: String, options: Options = Options()) throws {
         self.path = path
         if Self.engine(forLocation: path) == .postgresql {
             let connection = try PostgresConnection(conninfo: path, connectTimeoutSeconds: options.connectTimeoutSeconds)
@@ -227,13 +227,13 @@ public final class Database {
     // MARK: Running statements
 
     /// Prepares `sql`; the statement is finalized when released.
-    public func prepare(_ sql: String) throws -> Statement {
+    package func prepare(_ sql: String) throws -> Statement {
         guard case .sqlite = backend else { throw StoreError.misuse("prepared statements are for SQLite stores", sql: sql) }
         return try Statement(database: self, sql: sql)
     }
 
     /// A prepared statement kept for reuse on this connection (for SQL run many times in a pass).
-    public func cachedStatement(_ sql: String) throws -> Statement {
+    package func cachedStatement(_ sql: String) throws -> Statement {
         if let cached = statementCache[sql] { return cached }
         let statement = try prepare(sql)
         statementCache[sql] = statement
@@ -241,7 +241,7 @@ public final class Database {
     }
 
     /// Runs one or more statements with no arguments (a migration script, a pragma).
-    public func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         if case .postgresql(let connection) = backend { return try connection.execute(sql) }
         try sql.withCString { start in
             var cursor: UnsafePointer<CChar>? = start
@@ -277,7 +277,7 @@ public final class Database {
 
     /// Runs one statement with arguments; returns the number of rows it changed.
     @discardableResult
-    public func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible]) throws -> Int {
+    package func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible]) throws -> Int {
         if case .postgresql(let connection) = backend {
             postgresChanges = try connection.run(sql, arguments.map(\.databaseValue)).changes
             return postgresChanges
@@ -290,14 +290,14 @@ public final class Database {
     }
 
     /// All rows of a query.
-    public func query(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> [Row] {
+    package func query(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> [Row] {
         var rows: [Row] = []
         try forEachRow(sql, arguments) { rows.append($0) }
         return rows
     }
 
     /// The first row of a query, if any.
-    public func queryOne(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> Row? {
+    package func queryOne(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> Row? {
         if case .postgresql(let connection) = backend {
             let result = try connection.run(sql, arguments.map(\.databaseValue))
             postgresChanges = result.changes
@@ -311,7 +311,7 @@ public final class Database {
     }
 
     /// The first column of the first row, decoded; nil when there is no row or the value is NULL.
-    public func scalar<T: DatabaseValueConvertible>(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> T? {
+    package func scalar<T: DatabaseValueConvertible>(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> T? {
         guard let row = try queryOne(sql, arguments) else { return nil }
         if case .null = row[0] { return nil }
         return try row.get(0, as: T.self)
@@ -321,7 +321,7 @@ public final class Database {
     ///
     /// On PostgreSQL the rows are fetched whole first (libpq returns a statement's result at once); the relay's
     /// queries are bounded by their `LIMIT`s.
-    public func forEachRow(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [], _ body: (Row) throws -> Void) throws {
+    package func forEachRow(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [], _ body: (Row) throws -> Void) throws {
         if case .postgresql(let connection) = backend {
             let result = try connection.run(sql, arguments.map(\.databaseValue))
             postgresChanges = result.changes
@@ -335,7 +335,7 @@ public final class Database {
     }
 
     /// Rows changed by the most recent INSERT, UPDATE or DELETE on this connection.
-    public var changes: Int {
+    package var changes: Int {
         if case .postgresql = backend { return postgresChanges }
         return Int(sqlite3_changes64(handle))
     }
@@ -343,7 +343,7 @@ public final class Database {
     /// The rowid of the most recent successful INSERT on this connection; on PostgreSQL the value most recently
     /// drawn from a sequence in this session ("lastval: Return value most recently obtained with nextval"), which
     /// an insert into a table whose key is an identity column draws.
-    public var lastInsertRowID: Int64 {
+    package var lastInsertRowID: Int64 {
         if case .postgresql = backend { return (try? scalar("SELECT lastval()")) ?? 0 }
         return sqlite3_last_insert_rowid(handle)
     }
@@ -361,7 +361,7 @@ public final class Database {
     ///
     /// On PostgreSQL: `BEGIN` at READ COMMITTED. Writers there do not exclude each other as on SQLite; code that
     /// reads and then writes must lock what it read (`FOR UPDATE`, an advisory lock — see `lockForWrite`).
-    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+    package func write<T>(_ body: (Database) throws -> T) throws -> T {
         try transaction(engine == .postgresql ? "BEGIN" : "BEGIN IMMEDIATE", body)
     }
 
@@ -371,7 +371,7 @@ public final class Database {
     /// takes a transaction-level advisory lock: "pg_advisory_xact_lock … obtains an exclusive transaction-level
     /// advisory lock, waiting if necessary", released at commit or rollback.
     /// `key` is built only on PostgreSQL.
-    public func lockForWrite(_ key: @autoclosure () -> String) throws {
+    package func lockForWrite(_ key: @autoclosure () -> String) throws {
         guard engine == .postgresql else { return }
         guard isInTransaction else { throw StoreError.misuse("lockForWrite outside a write transaction") }
         _ = try queryOne("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key()])
@@ -379,7 +379,7 @@ public final class Database {
 
     /// Runs `body` in a read transaction (`BEGIN DEFERRED`): one consistent snapshot for all its queries.
     @discardableResult
-    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+    package func read<T>(_ body: (Database) throws -> T) throws -> T {
         // PostgreSQL: REPEATABLE READ gives the transaction one snapshot, as SQLite's read transaction does.
         try transaction(engine == .postgresql ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN DEFERRED", body)
     }
@@ -479,13 +479,13 @@ public final class Database {
     ///
     /// "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE … the default behavior of attempting to checkpoint the database on close
     /// is disabled." Used once the file is known to be damaged: this process then changes nothing in it.
-    public func leaveMainFileUntouchedOnClose() {
+    package func leaveMainFileUntouchedOnClose() {
         guard case .sqlite(let handle) = backend else { return }
         shim_sqlite3_no_checkpoint_on_close(handle, 1)
     }
 
     /// Asks a long-running statement on this connection to stop (safe from another thread).
-    public func interrupt() {
+    package func interrupt() {
         switch backend {
         case .sqlite(let handle): sqlite3_interrupt(handle)
         case .postgresql(let connection): connection.interrupt()

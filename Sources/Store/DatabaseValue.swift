@@ -1,5 +1,5 @@
 /// A value as the store holds it: the five SQLite storage classes, free of SQLite types.
-public enum DatabaseValue: Equatable, Sendable {
+package enum DatabaseValue: Equatable, Sendable {
     case null
     case integer(Int64)
     case real(Double)
@@ -8,7 +8,7 @@ public enum DatabaseValue: Equatable, Sendable {
 }
 
 /// A Swift type that can be bound to a statement parameter and read back from a column.
-public protocol DatabaseValueConvertible {
+package protocol DatabaseValueConvertible {
     /// The value to bind.
     var databaseValue: DatabaseValue { get }
     /// Decodes a column value; nil when the storage class does not fit.
@@ -16,45 +16,45 @@ public protocol DatabaseValueConvertible {
 }
 
 extension DatabaseValue: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { self }
-    public init?(databaseValue: DatabaseValue) { self = databaseValue }
+    package var databaseValue: DatabaseValue { self }
+    package init?(databaseValue: DatabaseValue) { self = databaseValue }
 }
 
 extension Int64: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(self) }
-    public init?(databaseValue: DatabaseValue) {
+    package var databaseValue: DatabaseValue { .integer(self) }
+    package init?(databaseValue: DatabaseValue) {
         guard case .integer(let v) = databaseValue else { return nil }
         self = v
     }
 }
 
 extension Int: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
-    public init?(databaseValue: DatabaseValue) {
+    package var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    package init?(databaseValue: DatabaseValue) {
         guard case .integer(let v) = databaseValue else { return nil }
         self = Int(v)
     }
 }
 
 extension Int32: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
-    public init?(databaseValue: DatabaseValue) {
+    package var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    package init?(databaseValue: DatabaseValue) {
         guard case .integer(let v) = databaseValue, let narrowed = Int32(exactly: v) else { return nil }
         self = narrowed
     }
 }
 
 extension Bool: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
-    public init?(databaseValue: DatabaseValue) {
+    package var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+    package init?(databaseValue: DatabaseValue) {
         guard case .integer(let v) = databaseValue else { return nil }
         self = v != 0
     }
 }
 
 extension Double: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .real(self) }
-    public init?(databaseValue: DatabaseValue) {
+    package var databaseValue: DatabaseValue { .real(self) }
+    package init?(databaseValue: DatabaseValue) {
         switch databaseValue {
         case .real(let v): self = v
         case .integer(let v): self = Double(v)
@@ -64,29 +64,29 @@ extension Double: DatabaseValueConvertible {
 }
 
 extension String: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .text(self) }
-    public init?(databaseValue: DatabaseValue) {
+    package var databaseValue: DatabaseValue { .text(self) }
+    package init?(databaseValue: DatabaseValue) {
         guard case .text(let v) = databaseValue else { return nil }
         self = v
     }
 }
 
 extension Array: DatabaseValueConvertible where Element == UInt8 {
-    public var databaseValue: DatabaseValue { .blob(self) }
-    public init?(databaseValue: DatabaseValue) {
+    package var databaseValue: DatabaseValue { .blob(self) }
+    package init?(databaseValue: DatabaseValue) {
         guard case .blob(let v) = databaseValue else { return nil }
         self = v
     }
 }
 
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue {
+    package var databaseValue: DatabaseValue {
         switch self {
         case .none: return .null
         case .some(let wrapped): return wrapped.databaseValue
         }
     }
-    public init?(databaseValue: DatabaseValue) {
+    package init?(databaseValue: DatabaseValue) {
         if case .null = databaseValue { self = .none; return }
         guard let wrapped = Wrapped(databaseValue: databaseValue) else { return nil }
         self = .some(wrapped)

@@ -22,20 +22,20 @@ import Foundation
 ///
 /// Reads do not belong here: they run on connections of their own. SQLite only; PostgreSQL stores keep one
 /// transaction per request. See docs/group-commit.md.
-public final class GroupCommitWriter: @unchecked Sendable {
+package final class GroupCommitWriter: @unchecked Sendable {
     // @unchecked: `queue`, `stopped` and the counters are touched only under `condition`; `database` only by the
     // writer thread.
 
     /// What the writer did so far.
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Requests answered.
-        public var requests = 0
+        package var requests = 0
         /// Durable commits made (batches, and the requests of failed batches run again alone).
-        public var commits = 0
+        package var commits = 0
         /// Batches whose whole transaction failed, so their requests were run again alone.
-        public var failedBatches = 0
+        package var failedBatches = 0
 
-        public init(requests: Int = 0, commits: Int = 0, failedBatches: Int = 0) {
+        package init(requests: Int = 0, commits: Int = 0, failedBatches: Int = 0) {
             self.requests = requests
             self.commits = commits
             self.failedBatches = failedBatches
@@ -54,10 +54,10 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     /// A request to a writer that was stopped.
-    public struct Stopped: Error, Sendable {}
+    package struct Stopped: Error, Sendable {}
 
-    public let maxBatch: Int
-    public let maxBatchDuration: TimeInterval
+    package let maxBatch: Int
+    package let maxBatchDuration: TimeInterval
     private let open: () throws -> Database
     private let condition = NSCondition()
     private var queue: [Job] = []
@@ -68,7 +68,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private var thread: Thread?
 
     /// A writer over the connection `open` makes (opened on first use, and again after a failure to open).
-    public init(maxBatch: Int = 256, maxBatchDuration: TimeInterval = 0.002, open: @escaping () throws -> Database) {
+    package init(maxBatch: Int = 256, maxBatchDuration: TimeInterval = 0.002, open: @escaping () throws -> Database) {
         self.maxBatch = max(1, maxBatch)
         self.maxBatchDuration = maxBatchDuration
         self.open = open
@@ -79,7 +79,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     /// A writer over the SQLite file at `path`.
-    public convenience init(path: String, maxBatch: Int = 256, maxBatchDuration: TimeInterval = 0.002) {
+    package convenience init(path: String, maxBatch: Int = 256, maxBatchDuration: TimeInterval = 0.002) {
         self.init(maxBatch: maxBatch, maxBatchDuration: maxBatchDuration, open: { try Database(path: path) })
     }
 
@@ -88,7 +88,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
     /// Queues `body` (its `write { }` calls become savepoints of the batch) and calls `completion` on the writer's
     /// thread once the batch holding it is durable, or with the error that failed it. A stopped writer answers
     /// `Stopped` at once.
-    public func submit<T>(_ body: @escaping (Database) throws -> T, completion: @escaping (Result<T, any Error>) -> Void) {
+    package func submit<T>(_ body: @escaping (Database) throws -> T, completion: @escaping (Result<T, any Error>) -> Void) {
         let job = Job(attempt: { database in
             let result = Result { try body(database) }
             return { completion(result) }
@@ -105,7 +105,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     /// Runs `body` in the next batch and returns its result once that batch is durable (blocking the caller).
-    public func perform<T>(_ body: @escaping (Database) throws -> T) throws -> T {
+    package func perform<T>(_ body: @escaping (Database) throws -> T) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let box = ResultBox<T>()
         submit(body) { result in
@@ -117,10 +117,10 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     /// Counts so far.
-    public var statistics: Statistics { condition.withLock { counters } }
+    package var statistics: Statistics { condition.withLock { counters } }
 
     /// Refuses new requests, answers the queued ones, and ends the writer thread.
-    public func stop() {
+    package func stop() {
         condition.lock()
         stopped = true
         condition.broadcast()

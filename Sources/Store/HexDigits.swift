@@ -1,11 +1,11 @@
 /// Hexadecimal text to bytes and back, for the store's own formats (PostgreSQL's `bytea` hex output, a key file of
 /// hex digits, lock keys).
-public enum HexDigits {
+package enum HexDigits {
     private static let lower: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// `bytes` as lower-case hex digits, two a byte (a table look-up, not `String(format:)`, which costs a
     /// formatter call per byte).
-    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+    package static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
             var index = 0
             for byte in bytes {
@@ -18,7 +18,7 @@ public enum HexDigits {
     }
 
     /// The bytes that `digits` (an even number of hex digits, either case) spell; nil for anything else.
-    public static func decode<C: Collection>(_ digits: C) -> [UInt8]? where C.Element == UInt8 {
+    package static func decode<C: Collection>(_ digits: C) -> [UInt8]? where C.Element == UInt8 {
         guard digits.count % 2 == 0 else { return nil }
         func nibble(_ c: UInt8) -> UInt8? {
             switch c {

@@ -5,15 +5,15 @@
 /// transactional too) an advisory lock taken first does the same across hosts. A store that records a
 /// migration this binary does not know was written by a newer version; it is refused with `NewerSchemaError`
 /// and left untouched.
-public struct Migrator: Sendable {
+package struct Migrator: Sendable {
     public private(set) var migrations: [Migration] = []
 
-    public init(_ migrations: [Migration] = []) {
+    package init(_ migrations: [Migration] = []) {
         for migration in migrations { register(migration) }
     }
 
     /// Adds a migration after those already registered.
-    public mutating func register(_ migration: Migration) {
+    package mutating func register(_ migration: Migration) {
         precondition(!migrations.contains { $0.name == migration.name }, "duplicate migration name \(migration.name)")
         migrations.append(migration)
     }
@@ -22,7 +22,7 @@ public struct Migrator: Sendable {
     ///
     /// `now` is the time recorded in `applied_at`, in Unix milliseconds.
     @discardableResult
-    public func migrate(_ database: Database, now: Int64) throws -> [String] {
+    package func migrate(_ database: Database, now: Int64) throws -> [String] {
         // Fast path without the write lock: every process runs this at start-up.
         if let applied = try? appliedNames(database), try pending(given: applied).isEmpty {
             return []
@@ -50,7 +50,7 @@ public struct Migrator: Sendable {
     }
 
     /// Names of migrations recorded in the store but unknown to this binary.
-    public func unknownMigrations(in database: Database) throws -> [String] {
+    package func unknownMigrations(in database: Database) throws -> [String] {
         let known = Set(migrations.map(\.name))
         return try appliedNames(database).filter { !known.contains($0) }
     }

@@ -1,24 +1,24 @@
 /// One result row, materialised: column names and values, readable by index or by name.
-public struct Row: Sendable {
-    public let columnNames: [String]
-    public let values: [DatabaseValue]
+package struct Row: Sendable {
+    package let columnNames: [String]
+    package let values: [DatabaseValue]
 
-    public init(columnNames: [String], values: [DatabaseValue]) {
+    package init(columnNames: [String], values: [DatabaseValue]) {
         self.columnNames = columnNames
         self.values = values
     }
 
     /// The raw value at `index`.
-    public subscript(index: Int) -> DatabaseValue { values[index] }
+    package subscript(index: Int) -> DatabaseValue { values[index] }
 
     /// The raw value of the column named `name` (`.null` when there is no such column).
-    public subscript(name: String) -> DatabaseValue {
+    package subscript(name: String) -> DatabaseValue {
         guard let index = columnNames.firstIndex(of: name) else { return .null }
         return values[index]
     }
 
     /// Decodes the column at `index`; throws when its storage class does not fit `T`.
-    public func get<T: DatabaseValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T {
+    package func get<T: DatabaseValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T {
         guard let value = T(databaseValue: values[index]) else {
             throw StoreError.misuse("column \(index) (\(columnNames[index])) does not hold a \(T.self)")
         }
@@ -26,7 +26,7 @@ public struct Row: Sendable {
     }
 
     /// Decodes the column named `name`; throws when it is missing or its storage class does not fit `T`.
-    public func get<T: DatabaseValueConvertible>(_ name: String, as type: T.Type = T.self) throws -> T {
+    package func get<T: DatabaseValueConvertible>(_ name: String, as type: T.Type = T.self) throws -> T {
         guard let index = columnNames.firstIndex(of: name) else {
             throw StoreError.misuse("no column named \(name) in the result")
         }

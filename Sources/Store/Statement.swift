@@ -4,10 +4,10 @@ import CShims
 /// A prepared statement: bind arguments, step through rows; finalized when the last reference goes away.
 ///
 /// Statements belong to the `Database` that prepared them and must not outlive it or cross threads.
-public final class Statement {
+package final class Statement {
     let handle: OpaquePointer
     /// The SQL text as prepared (placeholders, never values).
-    public let sql: String
+    package let sql: String
     unowned let database: Database
 
     init(database: Database, sql: String) throws {
@@ -29,7 +29,7 @@ public final class Statement {
     }
 
     /// Resets the statement and binds `arguments` to its `?` parameters, in order.
-    public func bind(_ arguments: [any DatabaseValueConvertible]) throws {
+    package func bind(_ arguments: [any DatabaseValueConvertible]) throws {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         let expected = Int(sqlite3_bind_parameter_count(handle))
@@ -53,7 +53,7 @@ public final class Statement {
     }
 
     /// Advances to the next row; false when the statement is done.
-    public func step() throws -> Bool {
+    package func step() throws -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -66,12 +66,12 @@ public final class Statement {
     }
 
     /// Column names of the result.
-    public var columnNames: [String] {
+    package var columnNames: [String] {
         (0..<sqlite3_column_count(handle)).map { String(cString: sqlite3_column_name(handle, $0)) }
     }
 
     /// The value of column `index` of the current row.
-    public func value(at index: Int32) -> DatabaseValue {
+    package func value(at index: Int32) -> DatabaseValue {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
@@ -89,10 +89,10 @@ public final class Statement {
     }
 
     /// The current row, materialised.
-    public func row(columnNames names: [String]) -> Row {
+    package func row(columnNames names: [String]) -> Row {
         Row(columnNames: names, values: (0..<Int32(names.count)).map { value(at: $0) })
     }
 
     /// Resets the statement so it can run again, keeping its bindings.
-    public func reset() { sqlite3_reset(handle) }
+    package func reset() { sqlite3_reset(handle) }
 }

@@ -5,17 +5,17 @@ import CSQLite
 ///
 /// The bound values are never part of an error, so an error can be logged or shown without leaking
 /// an identifier or a secret. `sql` is the statement as written by the program (with `?` placeholders).
-public struct StoreError: Error, CustomStringConvertible, Sendable {
+package struct StoreError: Error, CustomStringConvertible, Sendable {
     /// The extended SQLite result code (`SQLITE_BUSY_SNAPSHOT`, `SQLITE_CONSTRAINT_UNIQUE`, …).
-    public let extendedCode: Int32
+    package let extendedCode: Int32
     /// SQLite's message (`sqlite3_errmsg`), or this layer's own for errors that are not SQLite's.
-    public let message: String
+    package let message: String
     /// The SQL being run, if any.
-    public let sql: String?
+    package let sql: String?
     /// PostgreSQL's five-character SQLSTATE when the store is PostgreSQL (`extendedCode` is then 0).
-    public let sqlState: String?
+    package let sqlState: String?
 
-    public init(extendedCode: Int32, message: String, sql: String? = nil) {
+    package init(extendedCode: Int32, message: String, sql: String? = nil) {
         self.extendedCode = extendedCode
         self.message = message
         self.sql = sql
@@ -23,7 +23,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     }
 
     /// A PostgreSQL failure with its SQLSTATE (Appendix A, "PostgreSQL Error Codes").
-    public init(postgresState: String, message: String, sql: String? = nil) {
+    package init(postgresState: String, message: String, sql: String? = nil) {
         extendedCode = 0
         self.message = message
         self.sql = sql
@@ -31,10 +31,10 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     }
 
     /// The primary result code (the low 8 bits of the extended code).
-    public var code: Int32 { extendedCode & 0xff }
+    package var code: Int32 { extendedCode & 0xff }
 
     /// What kind of failure this is, for callers that map errors to exit codes.
-    public var kind: Kind {
+    package var kind: Kind {
         if let sqlState { return Self.kind(sqlState: sqlState) }
         switch code {
         case SQLITE_BUSY, SQLITE_LOCKED: return .busy
@@ -77,7 +77,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     }
 
     /// Coarse classes of store failures.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         case busy, notADatabase = "not-a-database", corrupt, readOnly = "read-only", cannotOpen = "cannot-open"
         case full, io, constraint, interrupted, misuse, newerSchema = "newer-schema", other
         /// The database server cannot be reached, refuses us, or has no such database (PostgreSQL only).
@@ -93,14 +93,14 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     }
 
     /// True for failures of the file itself (not of a statement): the store cannot be used as it is.
-    public var isStoreUnusable: Bool {
+    package var isStoreUnusable: Bool {
         switch kind {
         case .notADatabase, .corrupt, .readOnly, .cannotOpen, .full, .io, .newerSchema, .permissionDenied: return true
         default: return false
         }
     }
 
-    public var description: String {
+    package var description: String {
         var text = sqlState.map { "PostgreSQL error \($0): \(message)" } ?? "SQLite error \(extendedCode): \(message)"
         if let sql { text += " (while running: \(sql))" }
         return text
@@ -113,12 +113,12 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 }
 
 /// The store file was written by a newer version of this program: it has migrations this binary does not know.
-public struct NewerSchemaError: Error, CustomStringConvertible, Sendable {
+package struct NewerSchemaError: Error, CustomStringConvertible, Sendable {
     /// How many applied migrations this binary does not know (their names stay out of messages on purpose:
     /// they are harmless, but a count is all an operator needs).
-    public let unknownMigrationCount: Int
+    package let unknownMigrationCount: Int
 
-    public var description: String {
+    package var description: String {
         "the store was created or upgraded by a newer version of job (\(unknownMigrationCount) unknown migration(s)); upgrade job, or point --store at another file"
     }
 }

@@ -5,16 +5,16 @@ import Foundation
 /// Kept whole (the row's JSON, keys sorted) so nothing the app would show is lost; the fields the listing needs are
 /// read from it. `jwtID` (the plan's `jwtId`, a ULID) orders rows and moves the prefetch cursor; a row without a
 /// valid one is kept but moves nothing.
-public struct ActivityRow: Sendable, Equatable {
-    public let json: [UInt8]
-    public let jwtID: String?
-    public let handleID: String?
-    public let name: String?
+package struct ActivityRow: Sendable, Equatable {
+    package let json: [UInt8]
+    package let jwtID: String?
+    package let handleID: String?
+    package let name: String?
     /// Whether Endorser sent the plan's previous claim (`wrappedClaimBefore`): an update rather than a new plan.
-    public let isUpdate: Bool
+    package let isUpdate: Bool
 
     /// Parses a row from its JSON bytes; nil when it is not an object.
-    public init?(json: [UInt8]) {
+    package init?(json: [UInt8]) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else { return nil }
         self.init(object: object)
     }

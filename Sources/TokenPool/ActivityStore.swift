@@ -8,22 +8,22 @@ import Store
 /// row's `jwtId` (or of the whole row when it has none) keeps one copy of a row fetched twice. The latest
 /// `retained` rows are kept. The cursor's after-id is the `prefetch.after-id` setting itself, moved forward when a
 /// round completes; a round in progress is in `token_pool_prefetch_paging`.
-public struct ActivityStore {
+package struct ActivityStore {
     static let purpose = "token-pool-activity"
     static let retained = 1000
 
     let database: Database
 
-    public init(database: Database) { self.database = database }
+    package init(database: Database) { self.database = database }
 
     /// A kept row with when it was fetched.
-    public struct Entry: Sendable {
-        public let row: ActivityRow
-        public let fetchedAt: Int64
+    package struct Entry: Sendable {
+        package let row: ActivityRow
+        package let fetchedAt: Int64
     }
 
     /// The cursor for a round starting at `afterID` (the setting): the paging state if it belongs to that round.
-    public func cursor(afterID: String) throws -> PrefetchCursor {
+    package func cursor(afterID: String) throws -> PrefetchCursor {
         guard let row = try database.queryOne("SELECT after_id, before_id, newest_id FROM token_pool_prefetch_paging") else {
             return PrefetchCursor(afterID: afterID)
         }
@@ -34,7 +34,7 @@ public struct ActivityStore {
 
     /// Stores `rows` sealed and saves `cursor` (moving `prefetch.after-id` when a round completed), in one
     /// transaction. Returns how many rows were new.
-    public func keep(_ rows: [ActivityRow], cursor: PrefetchCursor, previous: PrefetchCursor, settings: Settings, keyring: StoreKeyring, now: Int64) throws -> Int {
+    package func keep(_ rows: [ActivityRow], cursor: PrefetchCursor, previous: PrefetchCursor, settings: Settings, keyring: StoreKeyring, now: Int64) throws -> Int {
         let sealed = try rows.map { row in
             (index: keyring.blindIndex(row.jwtID.map { Array($0.utf8) } ?? row.json, purpose: Self.purpose),
              sealed: try keyring.seal(row.json, purpose: Self.purpose))
@@ -60,7 +60,7 @@ public struct ActivityStore {
     }
 
     /// Every kept row, newest plan change first (by `jwtId`, then most recently fetched).
-    public func all(keyring: StoreKeyring) throws -> [Entry] {
+    package func all(keyring: StoreKeyring) throws -> [Entry] {
         var entries: [Entry] = []
         try database.forEachRow("SELECT sealed_row, fetched_at FROM token_pool_activity ORDER BY id DESC") { row in
             let opened: SecretBytes

@@ -6,24 +6,24 @@ import Foundation
 /// Parsing is strict (three base64url segments, strict JSON, `alg` exactly `ES256K`), the signer is found by
 /// recovering the public key from the signature and comparing its Ethereum address with the issuer DID's, and
 /// the claims must be exactly `iat`, `exp`, `nbf`, `iss` — in particular no `aud`.
-public struct DayTokenInspection: Sendable {
+package struct DayTokenInspection: Sendable {
     /// Endorser's clock tolerance (did-jwt's default skew), seconds.
-    public static let endorserSkewSeconds: Int64 = 300
+    package static let endorserSkewSeconds: Int64 = 300
 
-    public let issuedAt: Int64
-    public let notBefore: Int64
-    public let expires: Int64
-    public let issuer: String
+    package let issuedAt: Int64
+    package let notBefore: Int64
+    package let expires: Int64
+    package let issuer: String
 
     /// Why a token could not be read or was not made by the expected identity: fixed phrases, no token content.
-    public enum Failure: Error, Equatable, CustomStringConvertible {
+    package enum Failure: Error, Equatable, CustomStringConvertible {
         case malformed
         case wrongHeader
         case wrongClaims
         case wrongIssuer
         case badSignature
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .malformed: return "token is not a well-formed compact JWT"
             case .wrongHeader: return "header is not {\"typ\":\"JWT\",\"alg\":\"ES256K\"}"
@@ -35,7 +35,7 @@ public struct DayTokenInspection: Sendable {
     }
 
     /// Reads `token` and checks that `expectedIssuer` (a `did:ethr:0x…` DID) signed it.
-    public init(token: String, expectedIssuer: String) throws(Failure) {
+    package init(token: String, expectedIssuer: String) throws(Failure) {
         let parsed: ParsedJWT
         do { parsed = try JWT.parse(token) } catch { throw .malformed }
         guard parsed.headerJSON == DayTokenClaims.headerJSON else { throw .wrongHeader }
@@ -55,12 +55,12 @@ public struct DayTokenInspection: Sendable {
     }
 
     /// Whether Endorser accepts the token at `unixSeconds`: not `nbf > now + skew`, not `exp <= now − skew`.
-    public func isAcceptedByEndorser(atUnixSeconds now: Int64) -> Bool {
+    package func isAcceptedByEndorser(atUnixSeconds now: Int64) -> Bool {
         !(notBefore > now + Self.endorserSkewSeconds) && !(expires <= now - Self.endorserSkewSeconds)
     }
 
     /// Whether Endorser would accept the token at any instant of `day`.
-    public func isAcceptedByEndorser(anywhereIn day: Int64) -> Bool {
+    package func isAcceptedByEndorser(anywhereIn day: Int64) -> Bool {
         // Accepted on [nbf − skew, exp + skew); the day is [opening, closing).
         notBefore - Self.endorserSkewSeconds < PoolCalendar.closing(of: day)
             && expires + Self.endorserSkewSeconds > PoolCalendar.opening(of: day)

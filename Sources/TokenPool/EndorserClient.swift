@@ -6,9 +6,9 @@ import HTTPClient
 /// HTTP statuses are outcomes, not errors: 200 with `{"data":[…],"hitLimit":bool}` is a fetch; 400 whose
 /// `error.code` is `JWT_VERIFY_FAILED` (and 401/403) means Endorser refused the credential; 429 and 5xx are
 /// transient (a `Retry-After` on 429/503 sets a back-off); any other status is a refusal; a 200 that is not the documented shape is a bad response.
-public struct EndorserClient: Sendable {
+package struct EndorserClient: Sendable {
     /// What one call came to.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case fetched(status: Int, rows: Int, hitLimit: Bool)
         case credentialRejected(status: Int)
         case refused(status: Int)
@@ -19,7 +19,7 @@ public struct EndorserClient: Sendable {
         case invalidURL
 
         /// The HTTP status answered, if any.
-        public var httpStatus: Int? {
+        package var httpStatus: Int? {
             switch self {
             case .fetched(let status, _, _), .credentialRejected(let status), .refused(let status), .backOff(let status, _): return status
             case .transient(let status), .badResponse(let status): return status
@@ -30,14 +30,14 @@ public struct EndorserClient: Sendable {
 
     let client: HTTPClient
 
-    public init(client: HTTPClient = HTTPClient(options: .init(connectTimeout: 10, totalTimeout: 30, maxResponseBodyBytes: 1 << 20,
+    package init(client: HTTPClient = HTTPClient(options: .init(connectTimeout: 10, totalTimeout: 30, maxResponseBodyBytes: 1 << 20,
                                                                 userAgent: "background-jobs-prefetch"))) {
         self.client = client
     }
 
     /// POSTs `request` to `baseURL` with `Authorization: Bearer <token>`; `now` reads an HTTP-date `Retry-After`.
     /// A fetch also returns the answer's rows.
-    public func prefetch(baseURL: String, token: String, request: PrefetchRequest, now: Date) -> (outcome: Outcome, rows: [ActivityRow]) {
+    package func prefetch(baseURL: String, token: String, request: PrefetchRequest, now: Date) -> (outcome: Outcome, rows: [ActivityRow]) {
         let http = HTTPRequest(method: "POST", url: PrefetchRequest.url(base: baseURL),
                                headers: [("Content-Type", "application/json"), ("Accept", "application/json"), ("Authorization", "Bearer " + token)],
                                body: request.bodyJSON)
@@ -61,7 +61,7 @@ public struct EndorserClient: Sendable {
     }
 
     /// The outcome of an answer with `status` and `body`.
-    public static func classify(status: Int, body: [UInt8]) -> Outcome {
+    package static func classify(status: Int, body: [UInt8]) -> Outcome {
         switch status {
         case 200:
             guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],

@@ -3,29 +3,29 @@ import Store
 /// The record of background fetches (`token_pool_fetches`): outcome, HTTP status, rows and `hitLimit`.
 ///
 /// Holds no token, URL, plan id or response body. The latest `retained` rows are kept.
-public struct FetchLog {
+package struct FetchLog {
     static let retained = 100
 
     /// One recorded fetch.
-    public struct Entry: Sendable, Equatable {
-        public let fetchedAt: Int64
-        public let day: Int64
-        public let slot: Int?
+    package struct Entry: Sendable, Equatable {
+        package let fetchedAt: Int64
+        package let day: Int64
+        package let slot: Int?
         /// `ok`, `no-credential`, `credential-rejected`, `refused`, `transient`, `bad-response`.
-        public let outcome: String
-        public let httpStatus: Int?
-        public let rows: Int?
-        public let hitLimit: Bool?
+        package let outcome: String
+        package let httpStatus: Int?
+        package let rows: Int?
+        package let hitLimit: Bool?
         /// From a `Retry-After`: no request before this instant (Unix ms).
-        public var retryNotBefore: Int64? = nil
+        package var retryNotBefore: Int64? = nil
     }
 
     let database: Database
 
-    public init(database: Database) { self.database = database }
+    package init(database: Database) { self.database = database }
 
     /// Appends `entry` and prunes beyond the retained rows, in one transaction.
-    public func record(_ entry: Entry) throws {
+    package func record(_ entry: Entry) throws {
         try database.write { db in
             _ = try db.execute("""
                 INSERT INTO token_pool_fetches (fetched_at, day, slot, outcome, http_status, row_count, hit_limit, retry_not_before)
@@ -36,13 +36,13 @@ public struct FetchLog {
     }
 
     /// The instant before which Endorser asked not to be asked again (the latest `Retry-After`), if it is after `now`.
-    public func backOff(after now: Int64) throws -> Int64? {
+    package func backOff(after now: Int64) throws -> Int64? {
         let until: Int64? = try database.scalar("SELECT retry_not_before FROM token_pool_fetches WHERE retry_not_before IS NOT NULL ORDER BY id DESC LIMIT 1")
         return until.flatMap { $0 > now ? $0 : nil }
     }
 
     /// The latest fetch, if any.
-    public func latest() throws -> Entry? {
+    package func latest() throws -> Entry? {
         try database.queryOne("""
             SELECT fetched_at, day, slot, outcome, http_status, row_count, hit_limit FROM token_pool_fetches ORDER BY id DESC LIMIT 1
             """).map { row in

@@ -1,9 +1,9 @@
 import Cryptography
 
 /// Checks the two DID forms the module stores: `did:ethr:0x<40 hex>` (can mint) and `did:peer:…` (passkey; cannot).
-public enum IdentityDID {
+package enum IdentityDID {
     /// How an identity signs.
-    public enum Method: String, Sendable {
+    package enum Method: String, Sendable {
         /// A secp256k1 (seed-phrase) identity: its key is held here, sealed.
         case ethr
         /// A passkey identity: each signature is a WebAuthn assertion, so nothing here can mint for it.
@@ -11,11 +11,11 @@ public enum IdentityDID {
     }
 
     /// Whether `did` is `did:ethr:0x` followed by 40 hex digits.
-    public static func isEthr(_ did: String) -> Bool { DIDEthr.address(fromDID: did) != nil }
+    package static func isEthr(_ did: String) -> Bool { DIDEthr.address(fromDID: did) != nil }
 
     /// Whether `did` is a plausible `did:peer` DID: the prefix, then 1–4096 characters from the DID method-specific
     /// id alphabet (letters, digits, `.`, `-`, `_`, `:`, `%`).
-    public static func isPeer(_ did: String) -> Bool {
+    package static func isPeer(_ did: String) -> Bool {
         let prefix = "did:peer:"
         guard did.hasPrefix(prefix) else { return false }
         let rest = did.utf8.dropFirst(prefix.utf8.count)

@@ -8,25 +8,25 @@ import Store
 /// `token-pool-identity-key`) and opened only to mint (once per pass) or for an explicit `identity export`.
 /// A `did:peer` (passkey) identity has no key here. Exactly one identity is active; switching it drops the
 /// pool in the same transaction (docs/protocols/jwt-pool.md §5, `clearNativeFetcherPool`).
-public struct IdentityStore {
+package struct IdentityStore {
     static let keyPurpose = "token-pool-identity-key"
 
     let database: Database
 
-    public init(database: Database) { self.database = database }
+    package init(database: Database) { self.database = database }
 
     /// A stored identity.
-    public struct Identity: Sendable, Equatable {
-        public let id: Int64
-        public let did: String
-        public let method: IdentityDID.Method
-        public let createdAt: Int64
-        public let isActive: Bool
+    package struct Identity: Sendable, Equatable {
+        package let id: Int64
+        package let did: String
+        package let method: IdentityDID.Method
+        package let createdAt: Int64
+        package let isActive: Bool
     }
 
     /// Stores a did:ethr identity for `key` (sealed), making it active when no identity is. Idempotent: importing
     /// a key already stored changes nothing. Returns the identity and whether it was new.
-    public func importKey(_ key: Secp256k1PrivateKey, keyring: StoreKeyring, now: Int64) throws -> (identity: Identity, created: Bool) {
+    package func importKey(_ key: Secp256k1PrivateKey, keyring: StoreKeyring, now: Int64) throws -> (identity: Identity, created: Bool) {
         let did = DIDEthr.did(for: key)
         return try database.write { db in
             if let existing = try identity(did: did) { return (existing, false) }
@@ -40,7 +40,7 @@ public struct IdentityStore {
     }
 
     /// Stores a did:peer identity (no key), making it active when no identity is. Idempotent.
-    public func addPeer(did: String, now: Int64) throws -> (identity: Identity, created: Bool) {
+    package func addPeer(did: String, now: Int64) throws -> (identity: Identity, created: Bool) {
         try database.write { db in
             if let existing = try identity(did: did) { return (existing, false) }
             _ = try db.execute("INSERT INTO token_pool_identities (did, method, sealed_private_key, created_at) VALUES (?, 'peer', NULL, ?)",
@@ -51,7 +51,7 @@ public struct IdentityStore {
     }
 
     /// Every identity, oldest first.
-    public func all() throws -> [Identity] {
+    package func all() throws -> [Identity] {
         try database.query("""
             SELECT i.id, i.did, i.method, i.created_at, a.identity_id IS NOT NULL
             FROM token_pool_identities i LEFT JOIN token_pool_active_identity a ON a.identity_id = i.id
@@ -61,7 +61,7 @@ public struct IdentityStore {
 
     /// The identity with `did`, if stored. A did:ethr DID matches in any letter case (its address is hex; the
     /// checksum casing is only a spelling); a did:peer DID matches exactly (its multibase text is case-sensitive).
-    public func identity(did: String) throws -> Identity? {
+    package func identity(did: String) throws -> Identity? {
         let match = IdentityDID.isEthr(did) ? "lower(i.did) = lower(?)" : "i.did = ?"
         return try database.queryOne("""
             SELECT i.id, i.did, i.method, i.created_at, a.identity_id IS NOT NULL
@@ -71,7 +71,7 @@ public struct IdentityStore {
     }
 
     /// The active identity, if any.
-    public func active() throws -> Identity? {
+    package func active() throws -> Identity? {
         try database.queryOne("""
             SELECT i.id, i.did, i.method, i.created_at, 1
             FROM token_pool_active_identity a JOIN token_pool_identities i ON i.id = a.identity_id
@@ -81,7 +81,7 @@ public struct IdentityStore {
     /// Makes `did` active. When that changes the active identity, the live pool is retired in the same
     /// transaction (its rows are purged afterwards in batches). Returns whether the active identity changed and
     /// how many slots the dropped pool had.
-    public func use(did: String, now: Int64) throws -> (changed: Bool, droppedSlots: Int) {
+    package func use(did: String, now: Int64) throws -> (changed: Bool, droppedSlots: Int) {
         try database.write { db in
             guard let target = try identity(did: did) else { throw TokenPoolErrors.unknownIdentity }
             if target.isActive { return (false, 0) }
@@ -96,7 +96,7 @@ public struct IdentityStore {
 
     /// Signs out: no identity stays active and the live pool is retired in the same transaction (its rows are
     /// purged afterwards in batches). Returns whether an identity was active and how many slots were dropped.
-    public func signOut() throws -> (wasActive: Bool, droppedSlots: Int) {
+    package func signOut() throws -> (wasActive: Bool, droppedSlots: Int) {
         try database.write { db in
             let removed = try db.execute("DELETE FROM token_pool_active_identity", [])
             let dropped = try PoolStore(database: db).retireLive()
@@ -107,7 +107,7 @@ public struct IdentityStore {
     /// Starts removing `identity`: in one transaction it stops being active (if it was) and every pool generation
     /// minted for it is retired. Its sealed rows are then purged in batches (`PoolStore.purge`), and
     /// `deleteRemoved` deletes the identity with its sealed key. Returns the live slots dropped.
-    public func retireForRemoval(_ identity: Identity) throws -> Int {
+    package func retireForRemoval(_ identity: Identity) throws -> Int {
         try database.write { db in
             _ = try db.execute("DELETE FROM token_pool_active_identity WHERE identity_id = ?", [identity.id])
             let live = try PoolStore(database: db).live()
@@ -118,7 +118,7 @@ public struct IdentityStore {
 
     /// Deletes `identity` and its sealed key, once no pool generation refers to it (after `retireForRemoval` and
     /// a purge). Returns false, changing nothing, if one still does (a purge was interrupted: run it again).
-    public func deleteRemoved(_ identity: Identity) throws -> Bool {
+    package func deleteRemoved(_ identity: Identity) throws -> Bool {
         try database.write { db in
             let generations: Int = try db.scalar("SELECT count(*) FROM token_pool_generations WHERE identity_id = ?", [identity.id]) ?? 0
             guard generations == 0 else { return false }
@@ -128,7 +128,7 @@ public struct IdentityStore {
     }
 
     /// Opens the sealed key of `identity` (a did:ethr identity) and checks it still derives the stored DID.
-    public func openKey(of identity: Identity, keyring: StoreKeyring) throws -> Secp256k1PrivateKey {
+    package func openKey(of identity: Identity, keyring: StoreKeyring) throws -> Secp256k1PrivateKey {
         guard identity.method == .ethr else { throw TokenPoolErrors.unsupportedIdentity }
         guard let sealed: [UInt8] = try database.scalar("SELECT sealed_private_key FROM token_pool_identities WHERE id = ?", [identity.id]) else {
             throw TokenPoolErrors.identityKeyUnreadable

@@ -9,14 +9,14 @@ import Store
 /// of at most 1,000, the last batch in the same transaction that replaces the live pool with the new one; then the
 /// old pool's rows are purged in batches. A pool of up to 1,000 tokens is thus one transaction plus the purge. Killed anywhere, the live pool is the old one or the new one, never a mix; the next pass
 /// purges the leftovers and mints again, reaching the same end state.
-public struct PoolMinting {
-    public struct Outcome: Sendable {
-        public let plan: PoolPlan
-        public let minted: Int
+package struct PoolMinting {
+    package struct Outcome: Sendable {
+        package let plan: PoolPlan
+        package let minted: Int
         /// Slots of the pool it replaced (0 if none).
-        public let replaced: Int
+        package let replaced: Int
         /// Token rows deleted (left-overs and the replaced pool).
-        public let purged: Int
+        package let purged: Int
     }
 
     let database: Database
@@ -26,7 +26,7 @@ public struct PoolMinting {
     /// Called after each batch with (tokens done, total).
     let progress: (Int, Int) -> Void
 
-    public init(database: Database, keyring: StoreKeyring, between: @escaping () throws -> Void = {}, progress: @escaping (Int, Int) -> Void = { _, _ in }) {
+    package init(database: Database, keyring: StoreKeyring, between: @escaping () throws -> Void = {}, progress: @escaping (Int, Int) -> Void = { _, _ in }) {
         self.database = database
         self.keyring = keyring
         self.between = between
@@ -34,14 +34,14 @@ public struct PoolMinting {
     }
 
     /// The plan a pass at `nowSeconds` would mint, after checking an identity that can mint is active.
-    public static func plan(database: Database, nowSeconds: Int64, size: Int) throws -> (IdentityStore.Identity, PoolPlan) {
+    package static func plan(database: Database, nowSeconds: Int64, size: Int) throws -> (IdentityStore.Identity, PoolPlan) {
         guard let identity = try IdentityStore(database: database).active() else { throw TokenPoolErrors.noIdentity }
         guard identity.method == .ethr else { throw TokenPoolErrors.unsupportedIdentity }
         return (identity, PoolPlan(firstDay: PoolCalendar.epochDay(unixSeconds: nowSeconds), size: size))
     }
 
     /// Mints and installs a pool of `size` tokens for the days from `nowSeconds`'s day on, `slackSeconds` wide.
-    public func run(nowSeconds: Int64, nowMilliseconds: Int64, size: Int, slackSeconds: Int) throws -> Outcome {
+    package func run(nowSeconds: Int64, nowMilliseconds: Int64, size: Int, slackSeconds: Int) throws -> Outcome {
         let (identity, plan) = try Self.plan(database: database, nowSeconds: nowSeconds, size: size)
         let pool = PoolStore(database: database)
         var purged = try pool.purge(includingStaging: true, between: between)

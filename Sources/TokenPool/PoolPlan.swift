@@ -2,32 +2,32 @@
 ///
 /// The pool covers the `size` consecutive days `firstDay ..< firstDay + size`. The token for day `d` is filed at
 /// `d % size`; a day outside the covered range has no credential, even though `d % size` indexes a slot.
-public struct PoolPlan: Sendable, Equatable {
-    public let firstDay: Int64
-    public let size: Int
+package struct PoolPlan: Sendable, Equatable {
+    package let firstDay: Int64
+    package let size: Int
 
-    public init(firstDay: Int64, size: Int) {
+    package init(firstDay: Int64, size: Int) {
         precondition(size > 0, "a pool has at least one slot")
         self.firstDay = firstDay
         self.size = size
     }
 
     /// The last covered day.
-    public var lastDay: Int64 { firstDay + Int64(size) - 1 }
+    package var lastDay: Int64 { firstDay + Int64(size) - 1 }
 
     /// The covered days, in minting order.
-    public var days: ClosedRange<Int64> { firstDay...lastDay }
+    package var days: ClosedRange<Int64> { firstDay...lastDay }
 
     /// Whether the pool carries a credential for `day`.
-    public func covers(_ day: Int64) -> Bool { days.contains(day) }
+    package func covers(_ day: Int64) -> Bool { days.contains(day) }
 
     /// The native selector: the slot read for `day`, or nil when `day` is outside the covered range.
-    public func slot(forDay day: Int64) -> Int? {
+    package func slot(forDay day: Int64) -> Int? {
         covers(day) ? PoolCalendar.slot(forDay: day, size: size) : nil
     }
 
     /// The covered day stored in `slot` (the inverse of `slot(forDay:)` over the covered range).
-    public func day(inSlot slot: Int) -> Int64 {
+    package func day(inSlot slot: Int) -> Int64 {
         precondition((0..<size).contains(slot), "slot out of range")
         let offset = (slot - PoolCalendar.slot(forDay: firstDay, size: size) + size) % size
         return firstDay + Int64(offset)

@@ -8,12 +8,12 @@ import Cryptography
 /// Pools minted before this binding have no seal context (`legacy`): they are never opened for use (prefetch and
 /// export refuse them with a clear message) and the next `mint-pool` replaces them; `pool verify` still reads
 /// them, without the binding, to report what they hold, and fails them.
-public enum PoolSealing {
+package enum PoolSealing {
     /// Bytes of a generation's seal context.
-    public static let contextCount = 16
+    package static let contextCount = 16
 
     /// Why a slot's token could not be opened.
-    public enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         /// The pool was sealed without the slot binding (an older version); re-mint it.
         case legacy
         /// The token does not open in this row: it was moved from another row or altered.
@@ -21,7 +21,7 @@ public enum PoolSealing {
     }
 
     /// A fresh seal context for a new generation.
-    public static func newContext() throws -> [UInt8] { try SecureRandom.bytes(count: contextCount) }
+    package static func newContext() throws -> [UInt8] { try SecureRandom.bytes(count: contextCount) }
 
     /// The keyring purpose (the AES-GCM associated data) of one slot.
     static func purpose(did: String, context: [UInt8], slot: Int, day: Int64) -> String {

@@ -5,47 +5,47 @@ import Store
 ///
 /// Only the `live` generation is ever read by the fetcher side, and it changes in one transaction, so a reader
 /// sees a whole pool or none. Writes are at most `batchSize` rows per transaction (docs/design.md §4).
-public struct PoolStore {
+package struct PoolStore {
     /// Rows per write transaction.
-    public static let batchSize = 1000
+    package static let batchSize = 1000
     static let tokenPurpose = "token-pool-jwt"
 
     let database: Database
 
-    public init(database: Database) { self.database = database }
+    package init(database: Database) { self.database = database }
 
     /// The live pool's description (no tokens).
-    public struct LivePool: Sendable, Equatable {
-        public let generationID: Int64
-        public let identityID: Int64
-        public let did: String
-        public let plan: PoolPlan
-        public let slackSeconds: Int
+    package struct LivePool: Sendable, Equatable {
+        package let generationID: Int64
+        package let identityID: Int64
+        package let did: String
+        package let plan: PoolPlan
+        package let slackSeconds: Int
         /// `iat` of its tokens, Unix ms.
-        public let issuedAt: Int64
+        package let issuedAt: Int64
         /// When it replaced the previous pool, Unix ms.
-        public let liveAt: Int64
+        package let liveAt: Int64
         /// The seal context bound into its tokens (`PoolSealing`); nil for a legacy pool sealed without it.
-        public let sealContext: [UInt8]?
+        package let sealContext: [UInt8]?
     }
 
     /// One slot's record (the token stays sealed).
-    public struct SlotRecord: Sendable {
-        public let slot: Int
-        public let window: DayWindow
-        public let sealedToken: [UInt8]
+    package struct SlotRecord: Sendable {
+        package let slot: Int
+        package let window: DayWindow
+        package let sealedToken: [UInt8]
     }
 
     /// A slot ready to be written into a staging generation.
-    public struct NewSlot: Sendable {
-        public let slot: Int
-        public let window: DayWindow
-        public let sealedToken: [UInt8]
-        public let tokenIndex: [UInt8]
+    package struct NewSlot: Sendable {
+        package let slot: Int
+        package let window: DayWindow
+        package let sealedToken: [UInt8]
+        package let tokenIndex: [UInt8]
     }
 
     /// The live pool, if there is one.
-    public func live() throws -> LivePool? {
+    package func live() throws -> LivePool? {
         try database.queryOne("""
             SELECT g.id, g.identity_id, i.did, g.first_day, g.size, g.slack_seconds, g.issued_at, g.live_at, g.seal_context
             FROM token_pool_generations g JOIN token_pool_identities i ON i.id = g.identity_id
@@ -58,7 +58,7 @@ public struct PoolStore {
     }
 
     /// Every slot of `generationID`, in slot order.
-    public func slots(of generationID: Int64) throws -> [SlotRecord] {
+    package func slots(of generationID: Int64) throws -> [SlotRecord] {
         var records: [SlotRecord] = []
         try database.forEachRow("""
             SELECT slot, day, not_before_at, expires_at, sealed_token FROM token_pool_slots WHERE generation_id = ? ORDER BY slot
@@ -69,24 +69,24 @@ public struct PoolStore {
     }
 
     /// One slot of `generationID`.
-    public func slot(_ slot: Int, of generationID: Int64) throws -> SlotRecord? {
+    package func slot(_ slot: Int, of generationID: Int64) throws -> SlotRecord? {
         try database.queryOne("""
             SELECT slot, day, not_before_at, expires_at, sealed_token FROM token_pool_slots WHERE generation_id = ? AND slot = ?
             """, [generationID, slot]).map(Self.record)
     }
 
     /// What a staging generation is created with.
-    public struct Staging: Sendable {
-        public let identityID: Int64
-        public let plan: PoolPlan
-        public let slackSeconds: Int
+    package struct Staging: Sendable {
+        package let identityID: Int64
+        package let plan: PoolPlan
+        package let slackSeconds: Int
         /// `iat` of the tokens, Unix ms.
-        public let issuedAt: Int64
-        public let now: Int64
+        package let issuedAt: Int64
+        package let now: Int64
         /// The generation's seal context (`PoolSealing.newContext()`), bound into every token's associated data.
-        public let sealContext: [UInt8]
+        package let sealContext: [UInt8]
 
-        public init(identityID: Int64, plan: PoolPlan, slackSeconds: Int, issuedAt: Int64, now: Int64, sealContext: [UInt8]) {
+        package init(identityID: Int64, plan: PoolPlan, slackSeconds: Int, issuedAt: Int64, now: Int64, sealContext: [UInt8]) {
             self.identityID = identityID
             self.plan = plan
             self.slackSeconds = slackSeconds
@@ -97,13 +97,13 @@ public struct PoolStore {
     }
 
     /// Why a staging generation could not go live.
-    public enum PromotionFailure: Error { case identityChanged, incomplete }
+    package enum PromotionFailure: Error { case identityChanged, incomplete }
 
     /// Writes one batch of at most `batchSize` slots in one transaction, creating the staging generation first
     /// when `generationID` is nil. With `promote`, the same transaction then checks that the generation is complete
     /// and its identity still active, retires the live pool and makes this one live — the atomic swap.
     /// Returns the generation id and, when promoted, the retired pool's slot count.
-    public func write(_ slots: [NewSlot], into generationID: Int64?, staging: Staging, promote: Bool) throws -> (generationID: Int64, replaced: Int?) {
+    package func write(_ slots: [NewSlot], into generationID: Int64?, staging: Staging, promote: Bool) throws -> (generationID: Int64, replaced: Int?) {
         precondition(slots.count <= Self.batchSize, "a batch holds at most batchSize rows")
         return try database.write { db in
             let generation: Int64
@@ -140,7 +140,7 @@ public struct PoolStore {
     /// Marks the live pool retired (the caller's transaction, or its own); returns its slot count (0 if none).
     /// From this moment no reader finds it; its rows are purged by `purge`.
     @discardableResult
-    public func retireLive() throws -> Int {
+    package func retireLive() throws -> Int {
         try database.writeIfNeeded { db in
             guard let live = try live() else { return 0 }
             _ = try db.execute("UPDATE token_pool_generations SET state = 'retired' WHERE id = ?", [live.generationID])
@@ -149,7 +149,7 @@ public struct PoolStore {
     }
 
     /// Marks a staging generation retired (an abandoned or refused pass).
-    public func retireStaging(_ generationID: Int64) throws {
+    package func retireStaging(_ generationID: Int64) throws {
         try database.write { db in
             _ = try db.execute("UPDATE token_pool_generations SET state = 'retired' WHERE id = ? AND state = 'staging'", [generationID])
         }
@@ -159,7 +159,7 @@ public struct PoolStore {
     /// pass, which holds the lease, may do that) in transactions of at most `batchSize` rows, calling
     /// `between` before each; the emptied generation rows go with the last batch. Returns the token rows deleted.
     @discardableResult
-    public func purge(includingStaging: Bool, between: () throws -> Void = {}) throws -> Int {
+    package func purge(includingStaging: Bool, between: () throws -> Void = {}) throws -> Int {
         let states = includingStaging ? "('retired', 'staging')" : "('retired')"
         let pending: Int = try database.scalar("SELECT count(*) FROM token_pool_generations WHERE state IN \(states)") ?? 0
         guard pending > 0 else { return 0 }

@@ -7,39 +7,39 @@
 /// It then checks that all tokens are distinct, and that for one whole cycle of days on either side of the
 /// covered range the token the selector would pick is refused by Endorser on that day (no credential beyond
 /// the pool). Pure: it takes the tokens, the plan, the identity and `now`, and touches nothing.
-public enum PoolVerifier {
+package enum PoolVerifier {
     /// What was found for one day.
-    public struct DayResult: Sendable, Equatable {
-        public let day: Int64
-        public let slot: Int
+    package struct DayResult: Sendable, Equatable {
+        package let day: Int64
+        package let slot: Int
         /// Fixed phrases, empty when the day is fine. Never token content.
-        public let problems: [String]
-        public var passed: Bool { problems.isEmpty }
+        package let problems: [String]
+        package var passed: Bool { problems.isEmpty }
     }
 
     /// The whole verdict.
-    public struct Report: Sendable {
-        public let plan: PoolPlan
+    package struct Report: Sendable {
+        package let plan: PoolPlan
         /// One entry per covered day, in day order.
-        public let coveredDays: [DayResult]
+        package let coveredDays: [DayResult]
         /// The uncovered days (one cycle before, one after) whose selected token Endorser would still accept.
-        public let leakingDays: [DayResult]
+        package let leakingDays: [DayResult]
         /// Problems of the pool as a whole (size, duplicates).
-        public let poolProblems: [String]
+        package let poolProblems: [String]
         /// Today (by the injected clock): its day, and whether the selected token is accepted right now;
         /// `accepted` is nil when today is outside the covered range (no credential, by design).
-        public let today: (day: Int64, slot: Int?, accepted: Bool?)
+        package let today: (day: Int64, slot: Int?, accepted: Bool?)
         /// Days checked beyond the pool.
-        public let uncoveredDaysChecked: Int
+        package let uncoveredDaysChecked: Int
 
-        public var passed: Bool {
+        package var passed: Bool {
             poolProblems.isEmpty && leakingDays.isEmpty && coveredDays.allSatisfy(\.passed) && today.accepted != false
         }
     }
 
     /// Verifies `tokens` (in slot order) against `plan`, signed by `issuer`, at `nowSeconds`.
     /// `recorded` is what the store says each slot holds (`DayWindow` per slot), checked against the tokens.
-    public static func verify(tokens: [String], plan: PoolPlan, issuer: String, recorded: [DayWindow]?, nowSeconds: Int64) -> Report {
+    package static func verify(tokens: [String], plan: PoolPlan, issuer: String, recorded: [DayWindow]?, nowSeconds: Int64) -> Report {
         var poolProblems: [String] = []
         if tokens.count != plan.size {
             poolProblems.append("the pool holds \(tokens.count) tokens but claims \(plan.size) days")

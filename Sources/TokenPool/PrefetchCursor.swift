@@ -3,21 +3,21 @@
 /// A round asks for rows after `afterID`. An answer with `hitLimit` leaves older rows between `afterID` and the
 /// smallest `jwtId` returned, so the next pass asks again with that as `beforeID`. When a round has read all, the
 /// next round's `afterID` is the largest `jwtId` seen. ULIDs compare as text.
-public struct PrefetchCursor: Sendable, Equatable {
-    public var afterID: String
+package struct PrefetchCursor: Sendable, Equatable {
+    package var afterID: String
     /// Set while a round is paging: ask for rows older than this.
-    public var beforeID: String?
+    package var beforeID: String?
     /// The largest `jwtId` seen in this round.
-    public var newestID: String?
+    package var newestID: String?
 
-    public init(afterID: String, beforeID: String? = nil, newestID: String? = nil) {
+    package init(afterID: String, beforeID: String? = nil, newestID: String? = nil) {
         self.afterID = afterID
         self.beforeID = beforeID
         self.newestID = newestID
     }
 
     /// The cursor after an answer carrying rows with `jwtIDs` and `hitLimit`.
-    public func advanced(jwtIDs: [String], hitLimit: Bool) -> PrefetchCursor {
+    package func advanced(jwtIDs: [String], hitLimit: Bool) -> PrefetchCursor {
         let newest = ([newestID].compactMap { $0 } + jwtIDs).max()
         if hitLimit, let oldest = jwtIDs.min(), oldest > afterID, beforeID.map({ oldest < $0 }) ?? true {
             return PrefetchCursor(afterID: afterID, beforeID: oldest, newestID: newest)

@@ -2,38 +2,38 @@ import Runner
 
 /// The New Activity prefetch call to Endorser: `POST /api/v2/report/plansLastUpdatedBetween` with a Bearer token
 /// and body `{"planIds":[…],"afterId":"…"}` (reference, "How Endorser verifies").
-public struct PrefetchRequest: Sendable, Equatable {
-    public static let path = "/api/v2/report/plansLastUpdatedBetween"
+package struct PrefetchRequest: Sendable, Equatable {
+    package static let path = "/api/v2/report/plansLastUpdatedBetween"
     /// Most plan ids accepted in the setting.
     static let maximumPlanIDs = 1000
 
-    public let planIDs: [String]
-    public let afterID: String
+    package let planIDs: [String]
+    package let afterID: String
     /// While paging a `hitLimit` answer: only rows older than this.
-    public let beforeID: String?
+    package let beforeID: String?
 
-    public init(planIDs: [String], afterID: String, beforeID: String? = nil) {
+    package init(planIDs: [String], afterID: String, beforeID: String? = nil) {
         self.planIDs = planIDs
         self.afterID = afterID
         self.beforeID = beforeID
     }
 
     /// Parses the settings' text forms (already validated when set).
-    public init(planIDsSetting: String, afterID: String, beforeID: String? = nil) {
+    package init(planIDsSetting: String, afterID: String, beforeID: String? = nil) {
         planIDs = planIDsSetting.isEmpty ? [] : planIDsSetting.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         self.afterID = afterID
         self.beforeID = beforeID
     }
 
     /// `{"planIds":[…],"afterId":"…"}` (with `"beforeId"` while paging), compact.
-    public var bodyJSON: [UInt8] {
+    package var bodyJSON: [UInt8] {
         var pairs: [(String, JSON)] = [("planIds", .array(planIDs.map(JSON.string))), ("afterId", .string(afterID))]
         if let beforeID { pairs.append(("beforeId", .string(beforeID))) }
         return Array(JSON.object(pairs).rendered().utf8)
     }
 
     /// The full URL for an Endorser base URL (`https://api.endorser.ch`, with or without a trailing slash).
-    public static func url(base: String) -> String {
+    package static func url(base: String) -> String {
         var base = base
         while base.hasSuffix("/") { base.removeLast() }
         return base + path

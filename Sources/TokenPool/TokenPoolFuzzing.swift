@@ -2,14 +2,14 @@
 /// tests: Endorser's answers to the prefetch request (`EndorserClient.classify`), read for every status the
 /// client distinguishes. Returns whether the answer was accepted as a fetch; rejection is normal, a crash or
 /// a hang is a finding.
-public enum TokenPoolFuzzing {
-    public struct Decoder: Sendable {
-        public let name: String
-        public let seeds: [[UInt8]]
-        public let decode: @Sendable ([UInt8]) -> Bool
+package enum TokenPoolFuzzing {
+    package struct Decoder: Sendable {
+        package let name: String
+        package let seeds: [[UInt8]]
+        package let decode: @Sendable ([UInt8]) -> Bool
     }
 
-    public static let decoders: [Decoder] = [
+    package static let decoders: [Decoder] = [
         Decoder(name: "Endorser prefetch answer", seeds: [
             Array(#"{"data":[{"id":"01H","claim":{"@type":"GiveAction"}},{"id":"01J"}],"hitLimit":false}"#.utf8),
             Array(#"{"data":[],"hitLimit":true}"#.utf8),

@@ -16,8 +16,8 @@ import Runner
 /// - `IdentityCommands`, `PoolCommands`: `job identity …` and `job pool …`; `PoolDoctor`: `job doctor`'s `token-pool` group.
 /// - Settings (`TokenPoolSettings`): `pool.size`, `pool.slack-seconds`, `prefetch.plan-ids`, `prefetch.after-id`;
 ///   environment: `ENDORSER_URL`.
-public enum TokenPoolModule {
-    public static let module = Module(
+package enum TokenPoolModule {
+    package static let module = Module(
         name: "TokenPool",
         migrations: TokenPoolMigrations.all,
         jobs: [MintPoolJob(), PrefetchJob()],

@@ -2,17 +2,17 @@ import Foundation
 import Synchronization
 
 /// Runs a system tool (systemd-analyze, script, unshare, openssl) to completion and returns its status and output.
-public enum ExternalTool {
+package enum ExternalTool {
     /// What the tool printed (stdout and stderr together, unless `separateStderr`) and how it exited.
-    public struct Result: Sendable {
-        public let status: Int32
-        public let output: String
-        public let stderr: String
+    package struct Result: Sendable {
+        package let status: Int32
+        package let output: String
+        package let stderr: String
     }
 
     /// Runs `path arguments…`; with `separateStderr` the two streams are returned apart, else merged in `output`.
     @discardableResult
-    public static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil, separateStderr: Bool = false) throws -> Result {
+    package static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil, separateStderr: Bool = false) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

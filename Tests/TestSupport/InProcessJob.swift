@@ -4,16 +4,16 @@ import Synchronization
 
 /// Runs commands and job passes inside the test process, against a store in a temporary folder,
 /// capturing stdout and log lines. Faster than a process; use `JobProcess` for signals and concurrency.
-public final class InProcessJob {
-    public let directory: TemporaryDirectory
-    public let catalog: Catalog
+package final class InProcessJob {
+    package let directory: TemporaryDirectory
+    package let catalog: Catalog
     /// The store location: `store.sqlite` in `directory` unless a test points it elsewhere (a PostgreSQL URI).
-    public var storePath: String
-    public var environment: [String: String]
+    package var storePath: String
+    package var environment: [String: String]
     /// Log lines, appended by the logger's sink from whichever thread logs.
     private let logLines = LogLines()
 
-    public init(modules: [Module], environment: [String: String] = [:]) {
+    package init(modules: [Module], environment: [String: String] = [:]) {
         directory = TemporaryDirectory("inproc")
         storePath = directory.file("store.sqlite")
         catalog = Catalog(modules: modules)
@@ -21,10 +21,10 @@ public final class InProcessJob {
     }
 
     /// Log lines written so far.
-    public var logs: [String] { logLines.all }
+    package var logs: [String] { logLines.all }
 
     /// An invocation over this store at `now`, capturing output into `output`.
-    public func invocation(now: Date? = nil, json: Bool = false, output: BufferedOutput = BufferedOutput(), stdin: [UInt8] = [],
+    package func invocation(now: Date? = nil, json: Bool = false, output: BufferedOutput = BufferedOutput(), stdin: [UInt8] = [],
                            metricsDirectory: String? = nil) -> Invocation {
         Invocation(storePath: storePath, clock: now.map(Clock.fixed) ?? .system, jsonOutput: json, logFormat: .text, logLevel: .debug,
                    metricsDirectory: metricsDirectory, environment: environment, output: output,
@@ -33,7 +33,7 @@ public final class InProcessJob {
     }
 
     /// Runs one pass of the job named `name` and returns its report and stdout.
-    public func pass(_ name: String, _ tokens: [String] = [], now: Date? = nil, json: Bool = false) throws -> (report: PassRunner.Report, output: String) {
+    package func pass(_ name: String, _ tokens: [String] = [], now: Date? = nil, json: Bool = false) throws -> (report: PassRunner.Report, output: String) {
         guard let job = catalog.job(named: name) else { throw TestFailure("no job named \(name)") }
         let output = BufferedOutput()
         let invocation = invocation(now: now, json: json, output: output)
@@ -46,7 +46,7 @@ public final class InProcessJob {
     }
 
     /// Opens the store (migrated) for direct inspection.
-    public func database() throws -> Database { try invocation().openStore(catalog) }
+    package func database() throws -> Database { try invocation().openStore(catalog) }
 
     private final class LogLines: Sendable {
         private let lines = Mutex<[String]>([])

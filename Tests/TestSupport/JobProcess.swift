@@ -1,22 +1,22 @@
 import Foundation
 
 /// Runs the built `job` executable as a real process, for end-to-end tests.
-public struct JobProcess {
+package struct JobProcess {
     /// What a finished process left behind.
-    public struct Result: Sendable {
-        public let exitCode: Int32
-        public let stdout: String
-        public let stderr: String
+    package struct Result: Sendable {
+        package let exitCode: Int32
+        package let stdout: String
+        package let stderr: String
         /// stdout parsed as JSON (for `--json` runs).
-        public func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
-        public func jsonObject() throws -> [String: Any] {
+        package func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
+        package func jsonObject() throws -> [String: Any] {
             guard let object = try json() as? [String: Any] else { throw TestFailure("stdout is not a JSON object: \(stdout)") }
             return object
         }
     }
 
     /// The `job` binary beside the test bundle (`swift test` builds it because the test target depends on it).
-    public static var executablePath: String {
+    package static var executablePath: String {
         let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for candidate in [bundleDirectory, bundleDirectory.deletingLastPathComponent()] {
             let path = candidate.appendingPathComponent("job").path
@@ -27,7 +27,7 @@ public struct JobProcess {
     }
 
     /// A minimal environment: no inherited configuration leaks into a test (HOME points at `home`).
-    public static func environment(home: String, _ extra: [String: String] = [:]) -> [String: String] {
+    package static func environment(home: String, _ extra: [String: String] = [:]) -> [String: String] {
         var env = ["HOME": home, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LANG": "C.UTF-8"]
         for (key, value) in extra { env[key] = value }
         return env
@@ -35,24 +35,24 @@ public struct JobProcess {
 
     /// Runs `job arguments…` to completion (killed after `timeout` seconds) and returns its exit code and output.
     @discardableResult
-    public static func run(_ arguments: [String], environment: [String: String], stdin: String? = nil, timeout: TimeInterval = 60) throws -> Result {
+    package static func run(_ arguments: [String], environment: [String: String], stdin: String? = nil, timeout: TimeInterval = 60) throws -> Result {
         let running = try start(arguments, environment: environment, stdin: stdin)
         return try running.wait(timeout: timeout)
     }
 
     /// Starts `job arguments…` and returns at once.
-    public static func start(_ arguments: [String], environment: [String: String], stdin: String? = nil) throws -> Running {
+    package static func start(_ arguments: [String], environment: [String: String], stdin: String? = nil) throws -> Running {
         try Running(executable: executablePath, arguments: arguments, environment: environment, stdin: stdin)
     }
 
     /// Starts any program (e.g. `nsenter … job`, a Python test peer) with the same output handling, and returns at once.
-    public static func start(executable: String, _ arguments: [String], environment: [String: String], stdin: String? = nil) throws -> Running {
+    package static func start(executable: String, _ arguments: [String], environment: [String: String], stdin: String? = nil) throws -> Running {
         try Running(executable: executable, arguments: arguments, environment: environment, stdin: stdin)
     }
 
     /// A process started by `start`: signal it, wait for it.
-    public final class Running {
-        public let process = Process()
+    package final class Running {
+        package let process = Process()
         private let outFile: String
         private let errFile: String
 
@@ -80,17 +80,17 @@ public struct JobProcess {
             }
         }
 
-        public var pid: Int32 { process.processIdentifier }
+        package var pid: Int32 { process.processIdentifier }
 
         /// Sends `signal` (SIGTERM, SIGKILL…).
-        public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+        package func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
         /// Output written so far.
-        public var stdoutSoFar: String { (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? "" }
-        public var stderrSoFar: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
+        package var stdoutSoFar: String { (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? "" }
+        package var stderrSoFar: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
 
         /// Waits for exit (SIGKILL after `timeout`) and collects the output.
-        public func wait(timeout: TimeInterval = 60) throws -> Result {
+        package func wait(timeout: TimeInterval = 60) throws -> Result {
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning && Date() < deadline { usleep(5_000) }
             if process.isRunning {
@@ -110,7 +110,7 @@ public struct JobProcess {
 }
 
 /// A failure raised by test helpers, with a message.
-public struct TestFailure: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct TestFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -3,13 +3,13 @@ import Foundation
 /// One real Syncthing with a peer that is behind: a folder with a file, shared with a peer that never connects (so
 /// Syncthing reports it needs the whole folder); config.xml found through `STHOMEDIR`, key and URL auto-detected.
 /// The homeserver helper's tests and the relay's end-to-end tests of the helper share it.
-public final class OnePeerHomeserver {
-    public let directory = TemporaryDirectory("st1")
-    public let syncthing: SyncthingInstance
+package final class OnePeerHomeserver {
+    package let directory = TemporaryDirectory("st1")
+    package let syncthing: SyncthingInstance
     /// A real device ID (Syncthing checks the check digits) of a peer that is never started.
-    public let peerID: String
+    package let peerID: String
 
-    public init() throws {
+    package init() throws {
         syncthing = try SyncthingInstance(home: directory.file("home"))
         peerID = try SyncthingInstance(home: directory.file("absent-peer")).deviceID
         let folder = directory.file("vault")
@@ -23,7 +23,7 @@ public final class OnePeerHomeserver {
     }
 
     /// The helper's environment: this home, its Syncthing, and `relay` as `RELAY_URL`, plus `extra`.
-    public func environment(relay: String, _ extra: [String: String] = [:]) -> [String: String] {
+    package func environment(relay: String, _ extra: [String: String] = [:]) -> [String: String] {
         var env = ["HOME": directory.path, "STHOMEDIR": syncthing.home, "RELAY_URL": relay]
         for (key, value) in extra { env[key] = value }
         return env

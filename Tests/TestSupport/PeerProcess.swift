@@ -2,18 +2,18 @@ import Foundation
 
 /// A loopback test peer run by Debian's `/usr/bin/python3` from `Tests/Peers/`: started, its
 /// `PORT <n>` line awaited, and killed (by its own pid) when stopped or released.
-public final class PeerProcess {
-    public static let python = "/usr/bin/python3"
-    public static var peersDirectory: String {
+package final class PeerProcess {
+    package static let python = "/usr/bin/python3"
+    package static var peersDirectory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers").path
     }
 
-    public let process = Process()
-    public let port: Int
+    package let process = Process()
+    package let port: Int
     private let outFile: String
     private let errFile: String
 
-    public init(script: String, arguments: [String], directory: TemporaryDirectory, timeout: TimeInterval = 15) throws {
+    package init(script: String, arguments: [String], directory: TemporaryDirectory, timeout: TimeInterval = 15) throws {
         outFile = directory.file("\(script).\(UUID().uuidString.prefix(6)).out")
         errFile = outFile + ".err"
         _ = FileManager.default.createFile(atPath: outFile, contents: nil)
@@ -39,11 +39,11 @@ public final class PeerProcess {
         port = found
     }
 
-    public var stderr: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
+    package var stderr: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
 
     /// Kills the peer (SIGKILL: a stand-in holds nothing worth a clean shutdown, and a test process may
     /// hand its children a blocked SIGTERM) and reaps it.
-    public func stop() {
+    package func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -54,7 +54,7 @@ public final class PeerProcess {
 }
 
 /// A loopback port nothing listens on (bound, read, closed).
-public func unusedPort() -> Int {
+package func unusedPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()

@@ -1,29 +1,29 @@
 import Foundation
 
 /// The relay stand-in (`Tests/Peers/relay_standin.py`): scripted trigger answers, a log of what arrived.
-public final class RelayStandIn {
-    public let directory = TemporaryDirectory("relay")
-    public let peer: PeerProcess
-    public var url: String { "http://127.0.0.1:\(peer.port)" }
+package final class RelayStandIn {
+    package let directory = TemporaryDirectory("relay")
+    package let peer: PeerProcess
+    package var url: String { "http://127.0.0.1:\(peer.port)" }
 
-    public struct Answer {
-        public var status: Int
-        public var headers: [String: String] = [:]
+    package struct Answer {
+        package var status: Int
+        package var headers: [String: String] = [:]
 
-        public init(status: Int, headers: [String: String] = [:]) {
+        package init(status: Int, headers: [String: String] = [:]) {
             self.status = status
             self.headers = headers
         }
     }
 
-    public init(trigger: [Answer] = [Answer(status: 202)], healthStatus: Int = 200, healthBody: [String: Any] = ["status": "ok", "version": "1.3.2"]) throws {
+    package init(trigger: [Answer] = [Answer(status: 202)], healthStatus: Int = 200, healthBody: [String: Any] = ["status": "ok", "version": "1.3.2"]) throws {
         _ = FileManager.default.createFile(atPath: directory.file("log.jsonl"), contents: nil)
         try Self.write(directory.file("script.json"), trigger: trigger, healthStatus: healthStatus, healthBody: healthBody)
         peer = try PeerProcess(script: "relay_standin.py", arguments: ["--script", directory.file("script.json"), "--log", directory.file("log.jsonl")], directory: directory)
     }
 
     /// Rescripts the answers (the next trigger gets the first of them).
-    public func script(trigger: [Answer], healthStatus: Int = 200, healthBody: [String: Any] = ["status": "ok", "version": "1.3.2"]) throws {
+    package func script(trigger: [Answer], healthStatus: Int = 200, healthBody: [String: Any] = ["status": "ok", "version": "1.3.2"]) throws {
         try Self.write(directory.file("script.json"), trigger: trigger, healthStatus: healthStatus, healthBody: healthBody)
     }
 
@@ -37,14 +37,14 @@ public final class RelayStandIn {
     }
 
     /// Requests received so far.
-    public func received() throws -> [[String: Any]] {
+    package func received() throws -> [[String: Any]] {
         try String(contentsOfFile: directory.file("log.jsonl"), encoding: .utf8).split(separator: "\n").map {
             guard let object = try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] else { throw TestFailure("bad log line") }
             return object
         }
     }
 
-    public var triggers: [[String: Any]] { ((try? received()) ?? []).filter { $0["path"] as? String == "/api/v1/trigger" } }
+    package var triggers: [[String: Any]] { ((try? received()) ?? []).filter { $0["path"] as? String == "/api/v1/trigger" } }
 
-    public func stop() { peer.stop() }
+    package func stop() { peer.stop() }
 }

@@ -4,32 +4,32 @@ import HTTPClient
 /// A real Syncthing (Debian's `syncthing` 1.19) on loopback with its own home: generated keys, a written
 /// config (known API key, GUI and listen ports, no discovery/relays/NAT/reporting/upgrades), run with
 /// `STMONITORED=yes` so the pid held is the real process, and killed when stopped or released.
-public final class SyncthingInstance {
-    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/syncthing") }
+package final class SyncthingInstance {
+    package static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/syncthing") }
 
-    public let home: String
-    public let deviceID: String
-    public let apiKey: String
-    public let guiPort: Int
-    public let listenPort: Int
-    public let tls: Bool
+    package let home: String
+    package let deviceID: String
+    package let apiKey: String
+    package let guiPort: Int
+    package let listenPort: Int
+    package let tls: Bool
     private var process: Process?
-    public var guiURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(guiPort)" }
-    public var configPath: String { home + "/config.xml" }
+    package var guiURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(guiPort)" }
+    package var configPath: String { home + "/config.xml" }
 
-    public struct Peer {
-        public var deviceID: String
-        public var listenPort: Int
-        public init(deviceID: String, listenPort: Int) { self.deviceID = deviceID; self.listenPort = listenPort }
+    package struct Peer {
+        package var deviceID: String
+        package var listenPort: Int
+        package init(deviceID: String, listenPort: Int) { self.deviceID = deviceID; self.listenPort = listenPort }
     }
-    public struct Folder {
-        public var id: String
-        public var path: String
-        public var devices: [String]
-        public init(id: String, path: String, devices: [String]) { self.id = id; self.path = path; self.devices = devices }
+    package struct Folder {
+        package var id: String
+        package var path: String
+        package var devices: [String]
+        package init(id: String, path: String, devices: [String]) { self.id = id; self.path = path; self.devices = devices }
     }
 
-    public init(home: String, tls: Bool = false) throws {
+    package init(home: String, tls: Bool = false) throws {
         self.home = home
         self.tls = tls
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -53,7 +53,7 @@ public final class SyncthingInstance {
     }
 
     /// Writes config.xml: this device, `peers`, `folders`.
-    public func configure(peers: [Peer], folders: [Folder]) throws {
+    package func configure(peers: [Peer], folders: [Folder]) throws {
         func device(_ id: String, _ address: String) -> String {
             """
                 <device id="\(id)" name="" compression="metadata" introducer="false" skipIntroductionRemovals="false" introducedBy="">
@@ -107,7 +107,7 @@ public final class SyncthingInstance {
     }
 
     /// Starts `syncthing serve` and waits until its REST API answers.
-    public func start(timeout: TimeInterval = 30) throws {
+    package func start(timeout: TimeInterval = 30) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/syncthing")
         process.arguments = ["serve", "--home=\(home)", "--no-browser", "--no-restart", "--logfile=\(home)/syncthing.log"]
@@ -123,7 +123,7 @@ public final class SyncthingInstance {
 
     /// Kills the instance (SIGKILL: its home is temporary, and a test process may hand its children a
     /// blocked SIGTERM) and reaps it.
-    public func stop() {
+    package func stop() {
         guard let process, process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -132,7 +132,7 @@ public final class SyncthingInstance {
     deinit { stop() }
 
     /// The end of syncthing's log, for failure messages.
-    public var logTail: String {
+    package var logTail: String {
         let text = ((try? String(contentsOfFile: home + "/syncthing.log", encoding: .utf8)) ?? "(no log)")
             + ((try? String(contentsOfFile: home + "/stderr.txt", encoding: .utf8)) ?? "")
         return String(text.suffix(1500))
@@ -145,43 +145,43 @@ public final class SyncthingInstance {
         return HTTPClient(options: HTTPClient.Options(connectTimeout: 2, totalTimeout: 10, tls: tlsOptions))
     }
 
-    public func request(_ method: String, _ path: String, body: Any? = nil) throws -> (Int, Any?) {
+    package func request(_ method: String, _ path: String, body: Any? = nil) throws -> (Int, Any?) {
         let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }.map { [UInt8]($0) }
         let response = try client.send(HTTPRequest(method: method, url: guiURL + path, headers: [("X-API-Key", apiKey), ("Content-Type", "application/json")], body: data))
         return (response.status, try? JSONSerialization.jsonObject(with: Data(response.body), options: [.fragmentsAllowed]))
     }
 
-    public func get(_ path: String) throws -> [String: Any] {
+    package func get(_ path: String) throws -> [String: Any] {
         let (status, body) = try request("GET", path)
         guard status == 200, let object = body as? [String: Any] else { throw TestFailure("GET \(path) → \(status)") }
         return object
     }
 
-    public func completion(of device: String, folder: String) throws -> [String: Any] {
+    package func completion(of device: String, folder: String) throws -> [String: Any] {
         try get("/rest/db/completion?device=\(device)&folder=\(folder)")
     }
 
-    public func isConnected(to device: String) throws -> Bool {
+    package func isConnected(to device: String) throws -> Bool {
         ((try get("/rest/system/connections")["connections"] as? [String: Any])?[device] as? [String: Any])?["connected"] as? Bool == true
     }
 
-    public func setFolder(_ id: String, paused: Bool) throws {
+    package func setFolder(_ id: String, paused: Bool) throws {
         let (status, _) = try request("PATCH", "/rest/config/folders/\(id)", body: ["paused": paused])
         guard status == 200 else { throw TestFailure("pausing folder → \(status)") }
     }
 
-    public func setDevice(_ id: String, paused: Bool) throws {
+    package func setDevice(_ id: String, paused: Bool) throws {
         let (status, _) = try request("PATCH", "/rest/config/devices/\(id)", body: ["paused": paused])
         guard status == 200 else { throw TestFailure("pausing device → \(status)") }
     }
 
-    public func rescan(_ folder: String) throws {
+    package func rescan(_ folder: String) throws {
         let (status, _) = try request("POST", "/rest/db/scan?folder=\(folder)")
         guard status == 200 else { throw TestFailure("rescan → \(status)") }
     }
 
     /// Polls `condition` every 200 ms until it holds or `timeout` passes.
-    public func wait(timeout: TimeInterval, _ what: String, _ condition: () throws -> Bool) throws {
+    package func wait(timeout: TimeInterval, _ what: String, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if (try? condition()) == true { return }

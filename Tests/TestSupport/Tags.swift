@@ -7,13 +7,13 @@ import Testing
 /// test instead of the whole run.
 extension Tag {
     /// The suite starts a child process: the built `job`, a stand-in server or a tool such as openssl.
-    @Tag public static var process: Self
+    @Tag package static var process: Self
     /// The suite starts a PostgreSQL cluster (or runs on the shared one of its process).
-    @Tag public static var postgres: Self
+    @Tag package static var postgres: Self
     /// The suite starts real iroh nodes in a loopback-only network namespace.
-    @Tag public static var iroh: Self
+    @Tag package static var iroh: Self
     /// The suite starts nginx.
-    @Tag public static var nginx: Self
+    @Tag package static var nginx: Self
     /// The suite starts a real Syncthing.
-    @Tag public static var syncthing: Self
+    @Tag package static var syncthing: Self
 }

@@ -1,10 +1,10 @@
 import Foundation
 
 /// A fresh directory under the system temp folder, removed when released.
-public final class TemporaryDirectory: Sendable {
-    public let path: String
+package final class TemporaryDirectory: Sendable {
+    package let path: String
 
-    public init(_ label: String = "bj") {
+    package init(_ label: String = "bj") {
         let base = NSTemporaryDirectory() + "\(label)-\(getpid())-\(UUID().uuidString.prefix(8))"
         try! FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         path = base
@@ -13,5 +13,5 @@ public final class TemporaryDirectory: Sendable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     /// `name` inside this directory.
-    public func file(_ name: String) -> String { path + "/" + name }
+    package func file(_ name: String) -> String { path + "/" + name }
 }

@@ -3,12 +3,12 @@ import Foundation
 /// One real Syncthing (GUI on HTTPS, so every call goes through the pinned `https-cert.pem`) with three folders
 /// shared with a peer that never connects: `vault` and `quiet` are watched, `other` is not. The homeserver helper's
 /// watcher tests and the relay's end-to-end tests of the watcher share it.
-public final class WatchedHomeserver {
-    public let directory = TemporaryDirectory("watch")
-    public let syncthing: SyncthingInstance
-    public let peerID: String
+package final class WatchedHomeserver {
+    package let directory = TemporaryDirectory("watch")
+    package let syncthing: SyncthingInstance
+    package let peerID: String
 
-    public init() throws {
+    package init() throws {
         syncthing = try SyncthingInstance(home: directory.file("home"), tls: true)
         peerID = try SyncthingInstance(home: directory.file("absent-peer")).deviceID
         var folders: [SyncthingInstance.Folder] = []
@@ -22,7 +22,7 @@ public final class WatchedHomeserver {
     }
 
     /// The watcher's environment: this Syncthing, `relay`, the watched folders, a 1 s debounce, no announce; plus `extra`.
-    public func environment(relay: String, _ extra: [String: String] = [:]) -> [String: String] {
+    package func environment(relay: String, _ extra: [String: String] = [:]) -> [String: String] {
         var env = ["STHOMEDIR": syncthing.home, "RELAY_URL": relay, "WATCHED_FOLDERS": "vault,quiet", "DEBOUNCE_SECONDS": "1",
                    "STARTUP_ANNOUNCE": "0"]
         for (key, value) in extra { env[key] = value }
@@ -30,7 +30,7 @@ public final class WatchedHomeserver {
     }
 
     /// Writes `count` new files into `folder` and has Syncthing rescan it.
-    public func change(_ folder: String, count: Int = 1) throws {
+    package func change(_ folder: String, count: Int = 1) throws {
         for _ in 0..<count {
             try "note \(UUID().uuidString)".write(toFile: directory.file(folder) + "/\(UUID().uuidString).md", atomically: true, encoding: .utf8)
         }
@@ -38,14 +38,14 @@ public final class WatchedHomeserver {
     }
 
     /// Waits until `running` (a started `job watch-syncthing`) is subscribed: its `watch.subscribed` log line.
-    public static func subscribed(_ running: JobProcess.Running) throws -> JobProcess.Running {
+    package static func subscribed(_ running: JobProcess.Running) throws -> JobProcess.Running {
         try waitFor(20, "the watcher to subscribe: \(running.stderrSoFar)") { running.stderrSoFar.contains("watch.subscribed") || !running.process.isRunning }
         guard running.process.isRunning else { throw TestFailure("the watcher exited: \(running.stderrSoFar)") }
         return running
     }
 
     /// Polls `condition` every 50 ms until it holds, or throws after `seconds`.
-    public static func waitFor(_ seconds: TimeInterval, _ what: @autoclosure () -> String, _ condition: () throws -> Bool) throws {
+    package static func waitFor(_ seconds: TimeInterval, _ what: @autoclosure () -> String, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if (try? condition()) == true { return }

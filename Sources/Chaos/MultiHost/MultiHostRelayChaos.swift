@@ -28,71 +28,71 @@ import Synchronization
 /// the trigger phase; `idleDevices` more are provisioned and never triggered (their tokens must never be pushed).
 /// A trigger request cut off (a killed serve-relay, the store restarting: 503) is sent again to another
 /// serve-relay until it is accepted, as a homeserver would retry.
-public final class MultiHostRelayChaos {
-    public struct Configuration: Sendable {
-        public var devices = 500
-        public var triggers = 1_000
-        public var idleDevices = 50
-        public var serveRelays = 3
-        public var sendWakeups = 3
-        public var clients = 6
+package final class MultiHostRelayChaos {
+    package struct Configuration: Sendable {
+        package var devices = 500
+        package var triggers = 1_000
+        package var idleDevices = 50
+        package var serveRelays = 3
+        package var sendWakeups = 3
+        package var clients = 6
         /// The trigger phase's planned length (triggers are spread over it; it lasts longer if the relay lags).
-        public var triggerSeconds = 6.0
+        package var triggerSeconds = 6.0
         /// Seconds between two kills, drawn uniformly.
-        public var killInterval: ClosedRange<Double> = 0.1...0.4
+        package var killInterval: ClosedRange<Double> = 0.1...0.4
         /// Kills go on this long after the last trigger was accepted (into the pushes the debounce deferred).
-        public var killSecondsAfterTriggers = 0.0
+        package var killSecondsAfterTriggers = 0.0
         /// SIGKILL and restart the PostgreSQL server once, halfway through the trigger phase.
-        public var restartPostgres = true
+        package var restartPostgres = true
         /// Longest undisturbed settling after the kills, before the run counts as not settled.
-        public var settleTimeoutSeconds = 120.0
-        public var seed: UInt64 = 0x4057
-        public init() {}
+        package var settleTimeoutSeconds = 120.0
+        package var seed: UInt64 = 0x4057
+        package init() {}
     }
 
     /// The figures of one run.
-    public struct Report: Sendable {
-        public var devices = 0
-        public var triggersPlanned = 0
-        public var triggersAccepted = 0
+    package struct Report: Sendable {
+        package var devices = 0
+        package var triggersPlanned = 0
+        package var triggersAccepted = 0
         /// Trigger requests sent, retries included.
-        public var triggerRequests = 0
+        package var triggerRequests = 0
         /// Requests answered 503 (store unavailable) or cut off (killed serve-relay, refused connection).
-        public var triggerRetries = 0
-        public var pushes = 0
-        public var tokensPushed = 0
+        package var triggerRetries = 0
+        package var pushes = 0
+        package var tokensPushed = 0
         /// The shortest time between two arrivals of one token's pushes at the stand-in (ms), if any token was pushed twice.
-        public var closestPairMilliseconds: Int64?
+        package var closestPairMilliseconds: Int64?
         /// SIGKILLs sent (to a process still running when picked); the kills are those that ended a process.
-        public var killsSent = 0
-        public var serveRelayKills = 0
-        public var sendWakeupsKills = 0
-        public var passes = 0
+        package var killsSent = 0
+        package var serveRelayKills = 0
+        package var sendWakeupsKills = 0
+        package var passes = 0
         /// Passes by exit status (137: SIGKILLed).
-        public var passExits: [Int32: Int] = [:]
-        public var postgresRestarts = 0
+        package var passExits: [Int32: Int] = [:]
+        package var postgresRestarts = 0
         /// Passes that found stored times ahead of their clock and moved them back (`clock.stored_time_in_future`).
-        public var clockRepairs = 0
-        public var violations: [String] = []
-        public var triggerPhaseSeconds = 0.0
-        public var settleSeconds = 0.0
-        public var seconds = 0.0
+        package var clockRepairs = 0
+        package var violations: [String] = []
+        package var triggerPhaseSeconds = 0.0
+        package var settleSeconds = 0.0
+        package var seconds = 0.0
     }
 
-    public let executable: String
-    public let directory: String
-    public let configuration: Configuration
+    package let executable: String
+    package let directory: String
+    package let configuration: Configuration
     /// Called with a line of progress (the bench prints it; tests ignore it).
-    public var progress: @Sendable (String) -> Void = { _ in }
+    package var progress: @Sendable (String) -> Void = { _ in }
 
-    public init(executable: String, directory: String, configuration: Configuration) {
+    package init(executable: String, directory: String, configuration: Configuration) {
         self.executable = executable
         self.directory = directory
         self.configuration = configuration
     }
 
     /// The Device ID of plan index `n`: 56 base-32 characters in eight dashed groups, distinct per `n`.
-    public static func deviceID(_ n: Int) -> String {
+    package static func deviceID(_ n: Int) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
         var random = ChaosRandom(seed: UInt64(n) &* 0x9E37_79B9_7F4A_7C15 &+ 0x4057)
         var chars = (0..<48).map { _ in alphabet[Int(random.next() >> 59)] }
@@ -102,9 +102,9 @@ public final class MultiHostRelayChaos {
     }
 
     /// The APNs token (hex) of token `j` of plan index `n`.
-    public static func token(_ n: Int, _ j: Int) -> String { String(format: "%08x%02x", n, j) + String(repeating: "c3", count: 27) }
+    package static func token(_ n: Int, _ j: Int) -> String { String(format: "%08x%02x", n, j) + String(repeating: "c3", count: 27) }
 
-    public func run() throws -> Report {
+    package func run() throws -> Report {
         let c = configuration
         var report = Report()
         report.devices = c.devices

@@ -15,23 +15,23 @@
 ///   clocks: a pass still pushing 30 s after it started carries its start time, so two passes' pushes of one token
 ///   can arrive moments apart while their clocks are 30 s apart;
 /// - **only provisioned**: every push is for a token provisioned on a Device ID that some client triggered.
-public struct PushLogModel: Sendable {
+package struct PushLogModel: Sendable {
     /// One accepted trigger: the Device ID's index in the plan and when its accepted request was sent (Unix ms).
-    public struct Trigger: Sendable {
-        public let device: Int
-        public let sentAtMilliseconds: Int64
-        public init(device: Int, sentAtMilliseconds: Int64) {
+    package struct Trigger: Sendable {
+        package let device: Int
+        package let sentAtMilliseconds: Int64
+        package init(device: Int, sentAtMilliseconds: Int64) {
             self.device = device
             self.sentAtMilliseconds = sentAtMilliseconds
         }
     }
 
     /// One push the stand-in received: the token (hex), its pass's clock (Unix seconds) and when it arrived (Unix ms).
-    public struct Push: Sendable {
-        public let token: String
-        public let passSecond: Int64
-        public let arrivedAtMilliseconds: Int64
-        public init(token: String, passSecond: Int64, arrivedAtMilliseconds: Int64) {
+    package struct Push: Sendable {
+        package let token: String
+        package let passSecond: Int64
+        package let arrivedAtMilliseconds: Int64
+        package init(token: String, passSecond: Int64, arrivedAtMilliseconds: Int64) {
             self.token = token
             self.passSecond = passSecond
             self.arrivedAtMilliseconds = arrivedAtMilliseconds
@@ -39,31 +39,31 @@ public struct PushLogModel: Sendable {
     }
 
     /// The provisioned tokens of each planned Device ID (index = the Device ID's index in the plan).
-    public let tokens: [[String]]
+    package let tokens: [[String]]
 
-    public init(tokens: [[String]]) { self.tokens = tokens }
+    package init(tokens: [[String]]) { self.tokens = tokens }
 
     /// The debounce window the product promises (`WakeupDebounce`), restated here on purpose.
-    public static let windowSeconds: Int64 = 30
+    package static let windowSeconds: Int64 = 30
 
     /// What the model found: each violation as one line, and the figures behind them.
-    public struct Verdict: Sendable {
-        public var violations: [String] = []
-        public var pushes = 0
-        public var tokensPushed = 0
+    package struct Verdict: Sendable {
+        package var violations: [String] = []
+        package var pushes = 0
+        package var tokensPushed = 0
         /// Tokens with two pushes that arrived less than 30 s apart.
-        public var doubled = 0
+        package var doubled = 0
         /// The shortest time between two arrivals of one token's pushes (ms); nil when no token was pushed twice.
-        public var closestPairMilliseconds: Int64?
+        package var closestPairMilliseconds: Int64?
         /// (trigger, token) pairs with no push at or after the trigger.
-        public var lost = 0
+        package var lost = 0
         /// The first lost ones: plan index of the Device ID, token number on it.
-        public var lostTokens: [(device: Int, token: Int)] = []
+        package var lostTokens: [(device: Int, token: Int)] = []
     }
 
     /// Checks `pushes` against the `accepted` triggers; `attempted` are the Device IDs any trigger request was sent
     /// for (a request cut off by a kill may still have been recorded, so its Device ID may be pushed).
-    public func verdict(accepted: [Trigger], attempted: Set<Int>, pushes: [Push]) -> Verdict {
+    package func verdict(accepted: [Trigger], attempted: Set<Int>, pushes: [Push]) -> Verdict {
         var verdict = Verdict()
         var owner: [String: Int] = [:]
         for (device, list) in tokens.enumerated() { for token in list { owner[token] = device } }

@@ -8,7 +8,7 @@ extension PostgresCluster {
     private static let sharedSlot = Mutex<Result<PostgresCluster, PostgresClusterFailure>?>(nil)
 
     /// The process's shared cluster; a failed start is remembered and thrown again to every later caller.
-    public static func shared() throws -> PostgresCluster {
+    package static func shared() throws -> PostgresCluster {
         try sharedSlot.withLock { slot in
             if slot == nil {
                 do {

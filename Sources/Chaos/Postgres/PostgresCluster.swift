@@ -12,20 +12,20 @@ import Synchronization
 /// machine crash would). `startServer`, `stopServer`, `restart` and `kill9Server` keep the data folder, for the
 /// tests of a store that is down or restarted mid-run. Most tests share one cluster (`shared()`) and create their
 /// own database on it (`createDatabase()`).
-public final class PostgresCluster: Sendable {
+package final class PostgresCluster: Sendable {
     /// The superuser every connection uses.
-    public static let superuser = "postgres"
+    package static let superuser = "postgres"
     /// The server programs' folder (`/usr/lib/postgresql/<major>/bin`).
-    public let binDirectory: String
+    package let binDirectory: String
     /// The cluster's temporary folder: `data/`, `socket/`, `server.log`.
-    public let directory: String
-    public var dataDirectory: String { directory + "/data" }
+    package let directory: String
+    package var dataDirectory: String { directory + "/data" }
     /// The folder of the server's Unix socket (`.s.PGSQL.<port>`): libpq's `host`.
-    public var socketDirectory: String { directory + "/socket" }
+    package var socketDirectory: String { directory + "/socket" }
     /// The server's log (read into every failure).
-    public var logFile: String { directory + "/server.log" }
+    package var logFile: String { directory + "/server.log" }
     /// The port naming the socket file; no TCP listener uses it (it was a free loopback TCP port at start).
-    public let port: Int
+    package let port: Int
 
     /// `uid`/`gid` the server programs run as, nil for the current user.
     private let serverUser: ServerUser?
@@ -36,7 +36,7 @@ public final class PostgresCluster: Sendable {
 
     /// Creates the folder, runs initdb and starts the server. `settings` are further `postgresql.conf` lines
     /// (`max_connections`, `shared_buffers`…); `durable` keeps `fsync = on` (for benchmarks that want it).
-    public static func start(binDirectory: String? = nil, settings: [String: String] = [:], durable: Bool = false) throws -> PostgresCluster {
+    package static func start(binDirectory: String? = nil, settings: [String: String] = [:], durable: Bool = false) throws -> PostgresCluster {
         guard let bin = binDirectory ?? PostgresServerBinaries.find() else {
             throw PostgresClusterFailure("no PostgreSQL server ≥ \(PostgresServerBinaries.minimumMajor) in /usr/lib/postgresql/<major>/bin (install Debian's postgresql package)")
         }
@@ -68,7 +68,7 @@ public final class PostgresCluster: Sendable {
 
     /// Starts the server on the existing data folder (`pg_ctl start -w`); throws with the log's tail when it does
     /// not come up.
-    public func startServer() throws {
+    package func startServer() throws {
         let result = try runServerProgram("pg_ctl", ["start", "-w", "-t", "60", "-s", "-D", dataDirectory, "-l", logFile])
         guard result.status == 0 else { throw failure("pg_ctl start failed (exit \(result.status)): \(result.output)") }
         startWatchdog()
@@ -76,21 +76,21 @@ public final class PostgresCluster: Sendable {
 
     /// Stops the server with a fast shutdown (SIGINT: sessions end, committed data stays), waiting until it has
     /// exited; does nothing when it is not running.
-    public func stopServer() throws {
+    package func stopServer() throws {
         guard let pid = postmasterPID(), isAlive(pid) else { return }
         kill(pid, SIGINT)
         guard waitUntilGone(pid, seconds: 60) else { throw failure("the server did not stop within 60 s") }
     }
 
     /// Stops and starts the server on the same data folder.
-    public func restart() throws {
+    package func restart() throws {
         try stopServer()
         try startServer()
     }
 
     /// SIGKILLs the server and all its processes at once, as a crash would; the next `startServer()` recovers from
     /// the write-ahead log.
-    public func kill9Server() throws {
+    package func kill9Server() throws {
         guard let pid = postmasterPID(), isAlive(pid) else { return }
         kill(-pid, SIGKILL)  // pg_ctl starts the postmaster in its own session: the group is the server
         kill(pid, SIGKILL)
@@ -104,13 +104,13 @@ public final class PostgresCluster: Sendable {
     }
 
     /// True while the server process is alive.
-    public var isServerRunning: Bool { postmasterPID().map(isAlive) ?? false }
+    package var isServerRunning: Bool { postmasterPID().map(isAlive) ?? false }
 
     /// The running server's process id (the postmaster), nil when it is down.
-    public var serverProcessID: pid_t? { postmasterPID().flatMap { isAlive($0) ? $0 : nil } }
+    package var serverProcessID: pid_t? { postmasterPID().flatMap { isAlive($0) ? $0 : nil } }
 
     /// Stops the server (fast, then SIGKILL if it lingers) and removes the folder; later calls do nothing.
-    public func stop() {
+    package func stop() {
         let already = removed.withLock { value in defer { value = true }; return value }
         guard !already else { return }
         watchdog.withLock { pid in
@@ -124,16 +124,16 @@ public final class PostgresCluster: Sendable {
     // MARK: Databases and clients
 
     /// A database on the cluster and how libpq reaches it.
-    public struct Database: Sendable {
-        public let name: String
+    package struct Database: Sendable {
+        package let name: String
         /// libpq keyword/value form: `host='<socket folder>' port=<port> user='postgres' dbname='<name>'`.
-        public let conninfo: String
+        package let conninfo: String
         /// libpq URI form: `postgresql://postgres@<percent-encoded socket folder>:<port>/<name>`.
-        public let url: String
+        package let url: String
     }
 
     /// How to reach `name` (which need not exist yet).
-    public func database(_ name: String) -> Database {
+    package func database(_ name: String) -> Database {
         func quoted(_ value: String) -> String {
             "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
         }
@@ -147,7 +147,7 @@ public final class PostgresCluster: Sendable {
 
     /// Creates database `name` (lowercase letters, digits, `_`; at most 63) and returns how to reach it.
     @discardableResult
-    public func createDatabase(_ name: String) throws -> Database {
+    package func createDatabase(_ name: String) throws -> Database {
         guard !name.isEmpty, name.count <= 63, name.first.map({ $0 == "_" || ("a"..."z").contains($0) }) == true,
               name.allSatisfy({ $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }) else {
             throw PostgresClusterFailure("a database name is 1–63 of a-z, 0-9 and _, not starting with a digit")
@@ -158,7 +158,7 @@ public final class PostgresCluster: Sendable {
 
     /// Creates a database with a fresh name (`<label>_<n>`), so parallel tests on one cluster stay apart.
     @discardableResult
-    public func createDatabase(label: String = "test") throws -> Database {
+    package func createDatabase(label: String = "test") throws -> Database {
         let n = databaseCounter.withLock { value in value += 1; return value }
         return try createDatabase("\(label)_\(n)")
     }
@@ -166,7 +166,7 @@ public final class PostgresCluster: Sendable {
     /// Runs `sql` with psql (`ON_ERROR_STOP`, unaligned, tuples only) in `database` and returns what it printed;
     /// throws with psql's message when it fails (the server is down, an SQL error).
     @discardableResult
-    public func execute(_ sql: String, database name: String = "postgres") throws -> String {
+    package func execute(_ sql: String, database name: String = "postgres") throws -> String {
         let result = try Self.run(binDirectory + "/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", database(name).conninfo, "-c", sql],
                                   prefix: [], in: directory)
         guard result.status == 0 else { throw PostgresClusterFailure("psql failed (exit \(result.status)): \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))") }
@@ -174,7 +174,7 @@ public final class PostgresCluster: Sendable {
     }
 
     /// The last `lines` lines of the server's log.
-    public func logTail(lines: Int = 20) -> String {
+    package func logTail(lines: Int = 20) -> String {
         let text = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
         return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
     }
@@ -288,7 +288,7 @@ public final class PostgresCluster: Sendable {
 }
 
 /// The PostgreSQL cluster could not be set up, started or reached; the message carries the server log's tail.
-public struct PostgresClusterFailure: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct PostgresClusterFailure: Error, CustomStringConvertible, Sendable {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

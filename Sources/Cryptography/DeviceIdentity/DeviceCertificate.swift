@@ -12,18 +12,18 @@ import COpenSSL
 /// | EC P-384 (current Syncthing) | ECDSA with SHA-384 | 96: r ‖ s, 48 bytes each, big-endian |
 /// | EC P-256 | ECDSA with SHA-256 | 64: r ‖ s, 32 bytes each |
 /// | RSA, 2048 to 4096 bits | RSASSA-PKCS1-v1_5 with SHA-256 | the modulus length |
-public struct DeviceCertificate: Sendable {
+package struct DeviceCertificate: Sendable {
     /// The key of a device certificate, which fixes the signature scheme (there is no algorithm field to confuse).
-    public enum KeyType: String, Sendable, CaseIterable {
+    package enum KeyType: String, Sendable, CaseIterable {
         case ecdsaP384 = "ecdsa-p384-sha384"
         case ecdsaP256 = "ecdsa-p256-sha256"
         case rsaPKCS1 = "rsa-pkcs1v15-sha256"
     }
 
     /// The largest certificate accepted, in DER bytes (Syncthing's are about 550 bytes, RSA-4096 ones under 1,500).
-    public static let maximumDERCount = 4096
+    package static let maximumDERCount = 4096
     /// RSA moduli outside this range (bits) are refused: smaller ones are weak, larger ones cost verification time.
-    public static let rsaBits = 2048...4096
+    package static let rsaBits = 2048...4096
 
     static let p384Algorithm: [UInt8] = [0x30, 0x10, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01,
                                          0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22]
@@ -32,11 +32,11 @@ public struct DeviceCertificate: Sendable {
     static let rsaAlgorithm: [UInt8] = [0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00]
 
     /// The key's type, which names the signature scheme.
-    public let keyType: KeyType
+    package let keyType: KeyType
     /// How many bytes a signature by this key has.
-    public let signatureCount: Int
+    package let signatureCount: Int
     /// The DER SubjectPublicKeyInfo, as it appears in the certificate.
-    public let subjectPublicKeyInfo: [UInt8]
+    package let subjectPublicKeyInfo: [UInt8]
     private let key: EVPKey
 
     /// Parses `der` strictly: one Certificate SEQUENCE and nothing after it, a TBSCertificate whose elements are
@@ -44,7 +44,7 @@ public struct DeviceCertificate: Sendable {
     ///
     /// Throws `CryptoError.malformedInput` for a structure that is not such a certificate (or is over
     /// `maximumDERCount`), `CryptoError.invalidKey` for a key of another kind or size, or not on its curve.
-    public init(der: [UInt8]) throws {
+    package init(der: [UInt8]) throws {
         guard der.count <= Self.maximumDERCount else { throw CryptoError.malformedInput("the certificate is over the size cap") }
         let spki = try Self.subjectPublicKeyInfo(der)
         var reader = StrictDER(spki.contents)
@@ -113,7 +113,7 @@ public struct DeviceCertificate: Sendable {
     }
 
     /// Whether `signature` is this key's signature of `message` under the key's one scheme.
-    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+    package func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard signature.count == signatureCount else { return false }
         let der: [UInt8]
         switch keyType {

@@ -3,17 +3,17 @@
 /// dash-separated groups of seven (`XXXXXXX-XXXXXXX-…`, 63 characters).
 ///
 /// The algorithm, with a worked example, is in docs/protocols/trigger-v2.md ("Device IDs").
-public enum DeviceIDEncoding {
+package enum DeviceIDEncoding {
     /// RFC 4648 base32's alphabet, which is also the Luhn alphabet.
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
 
     /// The canonical (upper-case, dashed) Device ID of a certificate given as DER.
-    public static func of(certificateDER der: [UInt8]) -> String {
+    package static func of(certificateDER der: [UInt8]) -> String {
         of(digest: SHA256.hash(der))
     }
 
     /// The canonical Device ID of a 32-byte SHA-256 digest.
-    public static func of(digest: [UInt8]) -> String {
+    package static func of(digest: [UInt8]) -> String {
         precondition(digest.count == SHA256.digestCount, "a Device ID encodes a 32-byte digest")
         let base32 = base32NoPadding(digest)
         var checked: [UInt8] = []
@@ -31,7 +31,7 @@ public enum DeviceIDEncoding {
     }
 
     /// Whether a canonical Device ID's four check characters are right (a typo or a made-up ID fails).
-    public static func hasValidCheckCharacters(_ canonical: String) -> Bool {
+    package static func hasValidCheckCharacters(_ canonical: String) -> Bool {
         let compact = Array(canonical.utf8.filter { $0 != UInt8(ascii: "-") })
         guard compact.count == 56, compact.allSatisfy(alphabet.contains) else { return false }
         return stride(from: 0, to: 56, by: 14).allSatisfy { group in

@@ -2,13 +2,13 @@ import COpenSSL
 
 /// A Syncthing device's own key and certificate (`key.pem`, `cert.pem` beside its `config.xml`), which sign the
 /// helper's authenticated triggers (docs/protocols/trigger-v2.md).
-public struct DeviceSigningKey: Sendable {
+package struct DeviceSigningKey: Sendable {
     /// The certificate's DER bytes, sent with each trigger.
-    public let certificateDER: [UInt8]
+    package let certificateDER: [UInt8]
     /// The parsed certificate (its key type fixes the signature scheme).
-    public let certificate: DeviceCertificate
+    package let certificate: DeviceCertificate
     /// The Device ID the certificate hashes to.
-    public let deviceID: String
+    package let deviceID: String
     private let key: EVPKey
 
     /// Loads a PEM certificate and its unencrypted PEM private key (SEC1 `EC PRIVATE KEY`, PKCS#1 `RSA PRIVATE KEY`
@@ -16,7 +16,7 @@ public struct DeviceSigningKey: Sendable {
     ///
     /// Throws `CryptoError.malformedInput` when either is not readable PEM, `CryptoError.invalidKey` when the
     /// certificate's key is not one the trigger accepts or the private key is not the certificate's.
-    public init(certificatePEM: [UInt8], privateKeyPEM: [UInt8]) throws {
+    package init(certificatePEM: [UInt8], privateKeyPEM: [UInt8]) throws {
         let der = try Self.certificateDER(certificatePEM)
         let certificate = try DeviceCertificate(der: der)
         var keyText = privateKeyPEM
@@ -41,7 +41,7 @@ public struct DeviceSigningKey: Sendable {
     }
 
     /// The signature of `message` in the certificate key's scheme (ECDSA as fixed-width r ‖ s; RSA PKCS#1 v1.5).
-    public func signature(for message: [UInt8]) throws -> [UInt8] {
+    package func signature(for message: [UInt8]) throws -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { throw libraryFailure("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
         try requireOpenSSL(EVP_DigestSignInit(context, nil, DeviceCertificate.digest(certificate.keyType), nil, key.pointer),

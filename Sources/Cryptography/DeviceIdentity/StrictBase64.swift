@@ -1,7 +1,7 @@
 /// RFC 4648 §4 base64 (standard alphabet, `=` padding), strict: only the canonical encoding of a byte string is
 /// accepted — padding present, no line breaks or spaces, and the unused low bits of the last character zero — so one
 /// byte string has exactly one accepted text (docs/protocols/trigger-v2.md, "Encodings").
-public enum StrictBase64 {
+package enum StrictBase64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let values: [Int8] = {
         var table = [Int8](repeating: -1, count: 256)
@@ -10,7 +10,7 @@ public enum StrictBase64 {
     }()
 
     /// The canonical base64 text of `bytes`.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0
@@ -29,7 +29,7 @@ public enum StrictBase64 {
 
     /// The bytes of a canonical base64 text; nil for anything else (including text longer than `maximumCount`
     /// characters, checked before decoding).
-    public static func decode(_ text: String, maximumCount: Int = .max) -> [UInt8]? {
+    package static func decode(_ text: String, maximumCount: Int = .max) -> [UInt8]? {
         let input = Array(text.utf8)
         guard input.count <= maximumCount, input.count % 4 == 0 else { return nil }
         var out: [UInt8] = []

@@ -1,47 +1,47 @@
 /// The authenticated trigger (v2) wire format: the request body, the signed message and each refusal's answer,
 /// shared by the relay (which checks) and the homeserver helper (which signs). Specified in
 /// docs/protocols/trigger-v2.md.
-public enum TriggerV2 {
+package enum TriggerV2 {
     /// The HTTP path of the v2 trigger route.
-    public static let path = "/api/v2/trigger"
+    package static let path = "/api/v2/trigger"
     /// The route as it is signed: method, one space, path.
-    public static let signedRoute = "POST /api/v2/trigger"
+    package static let signedRoute = "POST /api/v2/trigger"
     /// The domain-separation prefix of every signed message (26 bytes, ending in a line feed).
-    public static let domain = "backgroundjobs-trigger-v2\n"
+    package static let domain = "backgroundjobs-trigger-v2\n"
     /// Nonce length in bytes.
-    public static let nonceCount = 16
+    package static let nonceCount = 16
     /// How far (milliseconds) a request's timestamp may be from the relay's clock, either way.
-    public static let windowMilliseconds: Int64 = 120_000
+    package static let windowMilliseconds: Int64 = 120_000
     /// The largest accepted request body.
-    public static let maximumBodyCount = 8192
+    package static let maximumBodyCount = 8192
     /// The largest accepted signature (an RSA-4096 signature is 512 bytes).
-    public static let maximumSignatureCount = 512
+    package static let maximumSignatureCount = 512
     /// The five members of a request, all JSON strings; no others are allowed.
-    public static let members: Set<String> = ["device_id", "cert", "ts", "nonce", "sig"]
+    package static let members: Set<String> = ["device_id", "cert", "ts", "nonce", "sig"]
 
     /// A syntactically valid v2 request; nothing in it has been checked against the store or verified yet.
-    public struct Request: Sendable, Equatable {
+    package struct Request: Sendable, Equatable {
         /// The Device ID in canonical form (as signed).
-        public let deviceID: String
-        public let certificateDER: [UInt8]
+        package let deviceID: String
+        package let certificateDER: [UInt8]
         /// The timestamp as sent (decimal Unix seconds, as signed) and its value in milliseconds.
-        public let timestampText: String
-        public let timestampMilliseconds: Int64
-        public let nonce: [UInt8]
-        public let signature: [UInt8]
+        package let timestampText: String
+        package let timestampMilliseconds: Int64
+        package let nonce: [UInt8]
+        package let signature: [UInt8]
 
         /// The bytes the signature must cover.
-        public var signedMessage: [UInt8] { TriggerV2.message(deviceID: deviceID, timestamp: timestampText, nonce: nonce) }
+        package var signedMessage: [UInt8] { TriggerV2.message(deviceID: deviceID, timestamp: timestampText, nonce: nonce) }
     }
 
     /// Why a v2 request was refused: each has one HTTP status and one `error` word.
-    public enum Refusal: Error, Equatable, Sendable, CaseIterable {
+    package enum Refusal: Error, Equatable, Sendable, CaseIterable {
         case bodyTooLarge, malformedJSON, unexpectedMember, missingMember, badDeviceID, badCertificateEncoding,
              certificateTooLarge, badTimestamp, badNonce, badSignatureEncoding,
              timestampOutOfWindow, certificateMismatch, badCertificate, badSignature, replayedNonce
 
         /// The HTTP status of the refusal.
-        public var status: Int {
+        package var status: Int {
             switch self {
             case .bodyTooLarge, .certificateTooLarge: 413
             case .malformedJSON, .unexpectedMember, .missingMember, .badDeviceID, .badCertificateEncoding, .badTimestamp, .badNonce,
@@ -52,7 +52,7 @@ public enum TriggerV2 {
         }
 
         /// The `error` word of the refusal's JSON body.
-        public var word: String {
+        package var word: String {
             switch self {
             case .bodyTooLarge: "body-too-large"
             case .malformedJSON: "malformed-json"
@@ -75,7 +75,7 @@ public enum TriggerV2 {
 
     /// The signed message: `domain` ‖ field(route) ‖ field(device ID) ‖ field(timestamp) ‖ field(nonce), where
     /// field(x) is x's length as a 4-byte big-endian integer followed by x.
-    public static func message(route: String = signedRoute, deviceID: String, timestamp: String, nonce: [UInt8]) -> [UInt8] {
+    package static func message(route: String = signedRoute, deviceID: String, timestamp: String, nonce: [UInt8]) -> [UInt8] {
         var out = Array(domain.utf8)
         for part in [Array(route.utf8), Array(deviceID.utf8), Array(timestamp.utf8), nonce] {
             let count = UInt32(part.count)
@@ -86,7 +86,7 @@ public enum TriggerV2 {
     }
 
     /// The syntax stage: the body's size, JSON, members and their encodings, in that order. Nothing else.
-    public static func parse(_ body: [UInt8]) throws(Refusal) -> Request {
+    package static func parse(_ body: [UInt8]) throws(Refusal) -> Request {
         guard body.count <= maximumBodyCount else { throw .bodyTooLarge }
         guard let fields = try? StrictJSONObject.strings(body), let names = try? StrictJSONObject.memberNames(body) else {
             throw .malformedJSON
@@ -112,19 +112,19 @@ public enum TriggerV2 {
 
     /// The checks after the store's cheap ones, in order: the certificate hashes to the Device ID, parses strictly
     /// with an accepted key, and that key's signature over the signed message verifies.
-    public static func authenticate(_ request: Request) throws(Refusal) {
+    package static func authenticate(_ request: Request) throws(Refusal) {
         guard DeviceIDEncoding.of(certificateDER: request.certificateDER) == request.deviceID else { throw .certificateMismatch }
         guard let certificate = try? DeviceCertificate(der: request.certificateDER) else { throw .badCertificate }
         guard certificate.isValidSignature(request.signature, for: request.signedMessage) else { throw .badSignature }
     }
 
     /// Whether a timestamp (ms) is within the window around `now` (ms).
-    public static func isFresh(_ timestampMilliseconds: Int64, now: Int64) -> Bool {
+    package static func isFresh(_ timestampMilliseconds: Int64, now: Int64) -> Bool {
         abs(timestampMilliseconds - now) <= windowMilliseconds
     }
 
     /// The request body a helper sends: signs the message for `now` (Unix seconds) and `nonce` with `key`.
-    public static func body(key: DeviceSigningKey, nowSeconds: Int64, nonce: [UInt8]) throws -> [UInt8] {
+    package static func body(key: DeviceSigningKey, nowSeconds: Int64, nonce: [UInt8]) throws -> [UInt8] {
         let ts = String(nowSeconds)
         let signature = try key.signature(for: message(deviceID: key.deviceID, timestamp: ts, nonce: nonce))
         // Every value is base64, decimal digits or a Device ID: nothing needs JSON escaping.
@@ -134,7 +134,7 @@ public enum TriggerV2 {
     }
 
     /// Eight dash-separated groups of seven upper-case base32 characters (63 characters), nothing else.
-    public static func isCanonicalDeviceID(_ text: String) -> Bool {
+    package static func isCanonicalDeviceID(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count == 63 else { return false }
         for (index, byte) in bytes.enumerated() {

@@ -2,15 +2,15 @@ import Cryptography
 import Runner
 
 /// The store's one endpoint key (Ed25519): created on first use, its private half sealed at rest.
-public struct NodeIdentity: Sendable {
-    public let privateKey: Ed25519PrivateKey
-    public var endpoint: EndpointID { try! EndpointID(bytes: privateKey.publicKey) }
+package struct NodeIdentity: Sendable {
+    package let privateKey: Ed25519PrivateKey
+    package var endpoint: EndpointID { try! EndpointID(bytes: privateKey.publicKey) }
 
-    public init(privateKey: Ed25519PrivateKey) { self.privateKey = privateKey }
+    package init(privateKey: Ed25519PrivateKey) { self.privateKey = privateKey }
 
     /// Loads the node key, creating it on first use. Two processes racing on first use end with the same key:
     /// the insert is `OR IGNORE` and both read back the row that won.
-    public static func loadOrCreate(_ database: Database, vault: Vault, now: Int64) throws -> NodeIdentity {
+    package static func loadOrCreate(_ database: Database, vault: Vault, now: Int64) throws -> NodeIdentity {
         if let existing = try load(database, vault: vault) { return existing }
         let fresh: Ed25519PrivateKey
         do { fresh = try Ed25519PrivateKey.generate() } catch { throw JobError.internal("cannot generate the endpoint key") }
@@ -24,7 +24,7 @@ public struct NodeIdentity: Sendable {
     }
 
     /// The node key, if one exists.
-    public static func load(_ database: Database, vault: Vault) throws -> NodeIdentity? {
+    package static func load(_ database: Database, vault: Vault) throws -> NodeIdentity? {
         guard let row = try database.queryOne("SELECT key_sealed, public_key FROM node_identity WHERE id = 1") else { return nil }
         let seed = try vault.open(try row.get(0, as: [UInt8].self), .endpointKey)
         let key: Ed25519PrivateKey

@@ -1,20 +1,20 @@
 import Runner
 
 /// A peer's `serve-link` address: `HOST:PORT`, `[IPv6]:PORT`.
-public struct LinkAddress: Sendable, Equatable {
-    public let host: String
-    public let port: UInt16
+package struct LinkAddress: Sendable, Equatable {
+    package let host: String
+    package let port: UInt16
 
     /// `HOST:PORT` as stored and shown.
-    public var text: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var text: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
-    public init(host: String, port: UInt16) {
+    package init(host: String, port: UInt16) {
         self.host = host
         self.port = port
     }
 
     /// Parses `HOST:PORT` (a usage error otherwise; the message does not repeat the address).
-    public static func parse(_ text: String) throws -> LinkAddress {
+    package static func parse(_ text: String) throws -> LinkAddress {
         let bad = JobError.usage("an address is HOST:PORT or [IPv6]:PORT with a port from 1 to 65535")
         let host: Substring
         let portText: Substring

@@ -11,22 +11,22 @@ import Runner
 /// truncated or malformed frame throws a `LinkFailure`, and the caller closes the connection having written nothing.
 /// The handshake, each message and the whole connection end at absolute deadlines (`LinkDeadlines`); every wait is
 /// also cut within 250 ms of SIGTERM/SIGINT.
-public final class LinkConnection {
+package final class LinkConnection {
     /// Largest frame body accepted or sent.
-    public static let maxFrame = 64 * 1024
+    package static let maxFrame = 64 * 1024
 
     let stream: QUICConnection
     /// The peer's endpoint id: its raw TLS key.
-    public let remote: EndpointID
+    package let remote: EndpointID
     /// The protocol ALPN selected.
-    public let protocolName: LinkProtocolName
+    package let protocolName: LinkProtocolName
     /// Whether this side dialled (the dialler closes first; the server waits for it).
     let dialled: Bool
     private var closed = false
     /// No read or write completes after this instant (the connection deadline; a caller may bring it forward).
-    public var deadline: Date
+    package var deadline: Date
     /// Seconds one message may take to arrive or leave.
-    public let messageSeconds: TimeInterval
+    package let messageSeconds: TimeInterval
     /// Served connections: when its last whole frame came or went, and whether it proved a grant (for making room).
     var activity: LinkActivity?
 
@@ -49,7 +49,7 @@ public final class LinkConnection {
     ///
     /// The handshake gets `connectTimeout`; `until` (a pass's or a contact's deadline) bounds the whole connection
     /// when it comes before `deadlines.connectionSeconds`.
-    public static func dial(_ address: LinkAddress, expected: EndpointID, protocolName: LinkProtocolName, identity: NodeIdentity,
+    package static func dial(_ address: LinkAddress, expected: EndpointID, protocolName: LinkProtocolName, identity: NodeIdentity,
                             connectTimeout: Int, deadlines: LinkDeadlines = .standard, until: Date? = nil) throws -> LinkConnection {
         let start = Date()
         let connectionDeadline = min(start.addingTimeInterval(deadlines.connectionSeconds), until ?? .distantFuture)
@@ -102,12 +102,12 @@ public final class LinkConnection {
     // MARK: Frames
 
     /// Sends one message.
-    public func send(_ message: JSON) throws {
+    package func send(_ message: JSON) throws {
         try sendFrame(Array(message.rendered().utf8))
     }
 
     /// Sends raw frame bytes (the body after the length); also used by tests to play a hostile peer.
-    public func sendFrame(_ body: [UInt8]) throws {
+    package func sendFrame(_ body: [UInt8]) throws {
         var length = UInt32(body.count).bigEndian
         var frame = withUnsafeBytes(of: &length) { Array($0) }
         frame += body
@@ -116,19 +116,19 @@ public final class LinkConnection {
     }
 
     /// Sends arbitrary bytes as they are (tests: truncated frames, lying lengths, dribbled bytes).
-    public func sendBytes(_ bytes: [UInt8]) throws {
+    package func sendBytes(_ bytes: [UInt8]) throws {
         do { try stream.write(bytes, until: messageDeadline) } catch let error as QUICError { throw LinkFailure(error, handshake: false) }
     }
 
     /// Receives one message.
-    public func receive() throws -> LinkMessage {
+    package func receive() throws -> LinkMessage {
         let body = try receiveFrame()
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { throw LinkFailure.malformed }
         return try LinkMessage(fields: object)
     }
 
     /// Receives one frame's body as raw bytes (the JSON text), checking only the length.
-    public func receiveFrame() throws -> [UInt8] {
+    package func receiveFrame() throws -> [UInt8] {
         // The whole frame, length and body, is one message with one deadline.
         let until = messageDeadline
         let header = try readExactly(4, until: until)
@@ -140,13 +140,13 @@ public final class LinkConnection {
     }
 
     /// Whether the connection has ended (the peer closed it, or a deadline or the idle timeout passed).
-    public var isEnded: Bool { stream.isEnded }
+    package var isEnded: Bool { stream.isEnded }
 
     /// Closes the connection. On every protocol the server speaks last, so once the dialler has read the final
     /// reply the server has everything the dialler sent: the dialler closes at once (waiting for acknowledgements
     /// would only add the peer's ACK delay). The server finishes its stream and waits (briefly, within its
     /// deadlines) for the dialler to close first, so its last message is never lost to its own CONNECTION_CLOSE.
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         if dialled {
@@ -160,7 +160,7 @@ public final class LinkConnection {
     }
 
     /// Closes at once, dropping anything unsent (a refused or broken exchange).
-    public func abort() {
+    package func abort() {
         closed = true
         stream.abort()
     }

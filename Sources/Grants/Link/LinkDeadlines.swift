@@ -6,22 +6,22 @@ import Runner
 /// Every bound is an absolute instant, never a per-packet or per-read timeout that a peer trickling one byte at a
 /// time could keep resetting. The same bounds apply to dialled connections,
 /// to `serve-link --listen` and to the one connection `serve-link` answers on stdin.
-public struct LinkDeadlines: Sendable, Equatable {
+package struct LinkDeadlines: Sendable, Equatable {
     /// Seconds from the connection's first packet to the end of its QUIC/TLS handshake.
-    public var handshakeSeconds: TimeInterval
+    package var handshakeSeconds: TimeInterval
     /// Seconds one message (a frame's length and body) may take to arrive or to leave.
-    public var messageSeconds: TimeInterval
+    package var messageSeconds: TimeInterval
     /// Seconds the whole connection may last, handshake included.
-    public var connectionSeconds: TimeInterval
+    package var connectionSeconds: TimeInterval
 
-    public init(handshakeSeconds: TimeInterval, messageSeconds: TimeInterval, connectionSeconds: TimeInterval) {
+    package init(handshakeSeconds: TimeInterval, messageSeconds: TimeInterval, connectionSeconds: TimeInterval) {
         self.handshakeSeconds = handshakeSeconds
         self.messageSeconds = messageSeconds
         self.connectionSeconds = connectionSeconds
     }
 
     /// The defaults of the `link.*` settings (for tests and callers without a store).
-    public static let standard = LinkDeadlines(handshakeSeconds: 10, messageSeconds: 10, connectionSeconds: 30)
+    package static let standard = LinkDeadlines(handshakeSeconds: 10, messageSeconds: 10, connectionSeconds: 30)
 
     /// The deadlines `serve-link` answers with (`link.handshake-timeout-seconds`, `link.message-timeout-seconds`,
     /// `link.connection-timeout-seconds`).

@@ -1,7 +1,7 @@
 import Runner
 
 /// Why a link connection failed, as a fixed category word for logs (never an address or an identifier).
-public enum LinkFailure: String, Error, Sendable, LogWord {
+package enum LinkFailure: String, Error, Sendable, LogWord {
     /// DNS, refused, unreachable: nothing answered at the address.
     case unreachable
     /// Nothing completed within the timeout.

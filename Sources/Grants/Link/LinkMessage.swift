@@ -6,8 +6,8 @@ import Runner
 ///
 /// Every accessor throws `LinkFailure.malformed` for a missing field, a wrong type or an out-of-range value, so a
 /// hostile peer's message is refused before anything is written.
-public struct LinkMessage {
-    public let type: String
+package struct LinkMessage {
+    package let type: String
     let fields: [String: Any]
 
     init(fields: [String: Any]) throws {
@@ -17,30 +17,30 @@ public struct LinkMessage {
     }
 
     /// Requires this message to be of `type`.
-    public func expect(_ type: String) throws {
+    package func expect(_ type: String) throws {
         guard self.type == type else { throw LinkFailure.outOfOrder }
     }
 
-    public func string(_ key: String, maxBytes: Int) throws -> String {
+    package func string(_ key: String, maxBytes: Int) throws -> String {
         guard let value = fields[key] as? String, value.utf8.count <= maxBytes else { throw LinkFailure.malformed }
         return value
     }
 
-    public func optionalString(_ key: String, maxBytes: Int) throws -> String? {
+    package func optionalString(_ key: String, maxBytes: Int) throws -> String? {
         guard let raw = fields[key], !(raw is NSNull) else { return nil }
         guard let value = raw as? String, value.utf8.count <= maxBytes else { throw LinkFailure.malformed }
         return value
     }
 
     /// Lowercase hex of exactly `count` bytes.
-    public func hex(_ key: String, count: Int) throws -> [UInt8] {
+    package func hex(_ key: String, count: Int) throws -> [UInt8] {
         guard let text = fields[key] as? String, text.utf8.count == count * 2, text == text.lowercased(),
               let bytes = try? Hex.decode(text) else { throw LinkFailure.malformed }
         return bytes
     }
 
     /// A non-negative integer (JSON booleans and fractions are refused).
-    public func count(_ key: String) throws -> Int64 {
+    package func count(_ key: String) throws -> Int64 {
         // JSONSerialization decodes integers as NSNumbers of an integer type; `true` decodes as type "c" (char).
         guard let number = fields[key] as? NSNumber, ["i", "l", "q", "s", "I", "L", "Q", "S"].contains(String(cString: number.objCType)),
               number.int64Value >= 0, number.int64Value <= Int64(1) << 53 else { throw LinkFailure.malformed }
@@ -48,7 +48,7 @@ public struct LinkMessage {
     }
 
     /// An array of objects, at most `maxCount` long.
-    public func objects(_ key: String, maxCount: Int) throws -> [LinkMessage] {
+    package func objects(_ key: String, maxCount: Int) throws -> [LinkMessage] {
         guard let items = fields[key] as? [Any], items.count <= maxCount else { throw LinkFailure.malformed }
         return try items.map { item in
             guard var object = item as? [String: Any] else { throw LinkFailure.malformed }
@@ -58,7 +58,7 @@ public struct LinkMessage {
     }
 
     /// An array of strings, at most `maxCount` long, each at most `maxBytes`.
-    public func strings(_ key: String, maxCount: Int, maxBytes: Int) throws -> [String] {
+    package func strings(_ key: String, maxCount: Int, maxBytes: Int) throws -> [String] {
         guard let items = fields[key] as? [Any], items.count <= maxCount else { throw LinkFailure.malformed }
         return try items.map { item in
             guard let text = item as? String, text.utf8.count <= maxBytes else { throw LinkFailure.malformed }

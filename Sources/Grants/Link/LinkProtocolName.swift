@@ -1,5 +1,5 @@
 /// The link's protocols, chosen by TLS ALPN.
-public enum LinkProtocolName: String, Sendable, CaseIterable {
+package enum LinkProtocolName: String, Sendable, CaseIterable {
     /// A live offer from a grant holder.
     case offer = "/vnidrop/offer/1"
     /// A grant holder collecting offers held for it.

@@ -10,35 +10,35 @@ import Runner
 /// (`offers` → `ack`)… until an empty `offers`, where each `ack` names every offer of its frame once, as taken
 /// (`offer_ids`) or refused (`refused`: the sender keeps holding it); `/vnidrop/revoke/1`: `revoke` → `done`;
 /// `/vnidrop/cancel/1`: `cancel` → `done`.
-public enum LinkWire {
-    public static let maxTicketBytes = 8192
-    public static let maxNameBytes = 100
+package enum LinkWire {
+    package static let maxTicketBytes = 8192
+    package static let maxNameBytes = 100
     /// Offers per `offers` frame: 5 × (8 KiB ticket + fields) stays well under the 64 KiB frame limit.
-    public static let offersPerFrame = 5
-    public static let maxDecisions = 100
-    public static let maxRevokedGrants = 100
-    public static let maxCancelledOffers = 100
+    package static let offersPerFrame = 5
+    package static let maxDecisions = 100
+    package static let maxRevokedGrants = 100
+    package static let maxCancelledOffers = 100
     /// Most offers a puller reads in one pull; a sender streaming more is cut off there.
-    public static let maxOffersPerPull = 1000
+    package static let maxOffersPerPull = 1000
 
     /// The dialler's first frame on every protocol: it opens the stream so the server can speak.
-    public static let hello: JSON = ["type": "hello"]
+    package static let hello: JSON = ["type": "hello"]
 
-    public static func challenge(_ bytes: [UInt8]) -> JSON { ["type": "challenge", "challenge": .string(Hex.encode(bytes))] }
+    package static func challenge(_ bytes: [UInt8]) -> JSON { ["type": "challenge", "challenge": .string(Hex.encode(bytes))] }
 
-    public static func proof(grantID: [UInt8], proof: [UInt8]) -> JSON {
+    package static func proof(grantID: [UInt8], proof: [UInt8]) -> JSON {
         ["type": "proof", "grant_id": .string(Hex.encode(grantID)), "proof": .string(Hex.encode(proof))]
     }
 
     /// The answer frame. Every `lapsed` answer is these exact bytes, whatever the reason.
-    public static func answer(_ answer: ProofAnswer) -> JSON { ["type": "answer", "answer": .string(answer.rawValue)] }
+    package static func answer(_ answer: ProofAnswer) -> JSON { ["type": "answer", "answer": .string(answer.rawValue)] }
 
-    public static func decisions(_ items: [OfferDecision]) -> JSON {
+    package static func decisions(_ items: [OfferDecision]) -> JSON {
         .array(items.map { ["offer_id": .string($0.offerID), "decision": .string($0.decision.rawValue)] })
     }
 
     /// Parses a `decisions` array, dropping nothing silently: a malformed entry refuses the whole message.
-    public static func parseDecisions(_ message: LinkMessage) throws -> [OfferDecision] {
+    package static func parseDecisions(_ message: LinkMessage) throws -> [OfferDecision] {
         try message.objects("decisions", maxCount: maxDecisions).map { item in
             let id = Hex.encode(try item.hex("offer_id", count: 16))
             guard let decision = OfferDecision.Kind(rawValue: try item.string("decision", maxBytes: 16)) else { throw LinkFailure.malformed }
@@ -48,23 +48,23 @@ public enum LinkWire {
 
     /// The puller's answer to one `offers` frame: which offers it took in (stored, or already known) and which it
     /// refused (the sender keeps holding those).
-    public static func ack(taken: [String], refused: [String]) -> JSON {
+    package static func ack(taken: [String], refused: [String]) -> JSON {
         ["type": "ack", "offer_ids": .array(taken.map { .string($0) }), "refused": .array(refused.map { .string($0) })]
     }
 
     /// Parses an `ack` (an `ack` without `refused` refuses nothing).
-    public static func parseAck(_ message: LinkMessage) throws -> (taken: [String], refused: [String]) {
+    package static func parseAck(_ message: LinkMessage) throws -> (taken: [String], refused: [String]) {
         let taken = try offerIDs(message, "offer_ids", maxCount: offersPerFrame)
         let refused = message.fields["refused"] == nil ? [] : try offerIDs(message, "refused", maxCount: offersPerFrame)
         return (taken, refused)
     }
 
     /// The sender's cancel notice for offers it delivered earlier.
-    public static func cancel(_ offerIDs: [String]) -> JSON {
+    package static func cancel(_ offerIDs: [String]) -> JSON {
         ["type": "cancel", "offer_ids": .array(offerIDs.prefix(maxCancelledOffers).map { .string($0) })]
     }
 
-    public static func parseCancel(_ message: LinkMessage) throws -> [String] {
+    package static func parseCancel(_ message: LinkMessage) throws -> [String] {
         try offerIDs(message, "offer_ids", maxCount: maxCancelledOffers)
     }
 
@@ -78,26 +78,26 @@ public enum LinkWire {
 }
 
 /// A receiver's decision on an offer, reported to the sender at the next link contact.
-public struct OfferDecision: Sendable, Equatable {
-    public enum Kind: String, Sendable { case accepted, declined }
-    public let offerID: String
-    public let decision: Kind
+package struct OfferDecision: Sendable, Equatable {
+    package enum Kind: String, Sendable { case accepted, declined }
+    package let offerID: String
+    package let decision: Kind
 }
 
 /// An offer as it travels: never logged, the ticket sealed at rest on both sides.
-public struct OfferPayload: Sendable {
-    public let offerID: String
-    public let ticket: String
-    public let senderName: String?
-    public let fileCount: Int64
-    public let totalBytes: Int64
+package struct OfferPayload: Sendable {
+    package let offerID: String
+    package let ticket: String
+    package let senderName: String?
+    package let fileCount: Int64
+    package let totalBytes: Int64
 
-    public var json: JSON {
+    package var json: JSON {
         ["offer_id": .string(offerID), "ticket": .string(ticket), "sender_name": .optional(senderName),
          "file_count": .int(fileCount), "total_bytes": .int(totalBytes)]
     }
 
-    public init(offerID: String, ticket: String, senderName: String?, fileCount: Int64, totalBytes: Int64) {
+    package init(offerID: String, ticket: String, senderName: String?, fileCount: Int64, totalBytes: Int64) {
         self.offerID = offerID
         self.ticket = ticket
         self.senderName = senderName
@@ -106,7 +106,7 @@ public struct OfferPayload: Sendable {
     }
 
     /// Reads and bounds an offer from a peer.
-    public init(_ message: LinkMessage) throws {
+    package init(_ message: LinkMessage) throws {
         offerID = Hex.encode(try message.hex("offer_id", count: 16))
         ticket = try message.string("ticket", maxBytes: LinkWire.maxTicketBytes)
         guard !ticket.isEmpty, !ticket.contains(where: \.isNewline) else { throw LinkFailure.malformed }

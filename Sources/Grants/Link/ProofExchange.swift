@@ -2,7 +2,7 @@ import Cryptography
 import Runner
 
 /// The grant challenge–response over a link connection, for both sides.
-public enum ProofExchange {
+package enum ProofExchange {
     /// Server side: sends a fresh challenge, reads the proof, checks it (a write: an accepted grant's idle deadline is
     /// renewed, through serve-link's writer), sends the answer once that commit returned. Returns the answer and,
     /// kept local, the refusal reason.
@@ -23,7 +23,7 @@ public enum ProofExchange {
     }
 
     /// Client side: reads the challenge, proves `grant`, returns the issuer's answer.
-    public static func prove(_ connection: LinkConnection, grant: HeldGrant, identity: NodeIdentity) throws -> ProofAnswer {
+    package static func prove(_ connection: LinkConnection, grant: HeldGrant, identity: NodeIdentity) throws -> ProofAnswer {
         let message = try connection.receive()
         try message.expect("challenge")
         let challenge = try message.hex("challenge", count: GrantProof.challengeCount)

@@ -4,17 +4,17 @@ import Runner
 /// Offers this node received (`incoming_offers`): pending until the user accepts or declines (or the sender cancels);
 /// each stored at most once per sender and offer id — offer ids are scoped by sender — so a second delivery changes
 /// nothing and one sender can neither shadow nor touch another's offer.
-public struct IncomingOffers {
+package struct IncomingOffers {
     let database: Database
     let vault: Vault
 
-    public init(database: Database, vault: Vault) {
+    package init(database: Database, vault: Vault) {
         self.database = database
         self.vault = vault
     }
 
     /// What happened to an offer handed to `receive`.
-    public enum Receipt: Equatable, Sendable {
+    package enum Receipt: Equatable, Sendable {
         /// Stored now, with this row id (notify the user).
         case stored(Int64)
         /// Already stored earlier: nothing changed.
@@ -24,14 +24,14 @@ public struct IncomingOffers {
 
     /// Whether `sender` could deliver an offer live at `now`: it is not blocked and holds an active grant issued by
     /// this node. No offer is taken in from anyone else, whichever side opened the connection.
-    public func senderMayDeliver(_ sender: EndpointID, now: Int64) throws -> Bool {
+    package func senderMayDeliver(_ sender: EndpointID, now: Int64) throws -> Bool {
         guard try !BlockList(database: database, vault: vault).contains(sender) else { return false }
         return try IssuedGrants(database: database, vault: vault).hasActive(peer: sender, now: now)
     }
 
     /// Stores `offer` from `sender` as pending unless the sender may not deliver (`notGranted`) or a limit refuses it
     /// (limits do not apply to a re-delivery of an offer already stored). The same rule serves live and pulled offers.
-    public func receive(_ offer: OfferPayload, from sender: EndpointID, limits: OfferLimits?, now: Int64) throws -> Receipt {
+    package func receive(_ offer: OfferPayload, from sender: EndpointID, limits: OfferLimits?, now: Int64) throws -> Receipt {
         try database.writeIfNeeded { db in
             guard try senderMayDeliver(sender, now: now) else { return .refused(.notGranted) }
             let senderIndex = vault.index(sender)
@@ -61,7 +61,7 @@ public struct IncomingOffers {
     }
 
     /// Decisions on `sender`'s offers not yet reported to it.
-    public func unreportedDecisions(from sender: EndpointID) throws -> [OfferDecision] {
+    package func unreportedDecisions(from sender: EndpointID) throws -> [OfferDecision] {
         try database.query("""
             SELECT offer_id, state FROM incoming_offers
             WHERE from_endpoint_index = ? AND state IN ('accepted', 'declined') AND decision_reported_at IS NULL
@@ -73,7 +73,7 @@ public struct IncomingOffers {
     }
 
     /// Records that `decisions` reached `sender`.
-    public func markReported(_ decisions: [OfferDecision], from sender: EndpointID, now: Int64) throws {
+    package func markReported(_ decisions: [OfferDecision], from sender: EndpointID, now: Int64) throws {
         try database.writeIfNeeded { db in
             for decision in decisions {
                 try db.execute("UPDATE incoming_offers SET decision_reported_at = ? WHERE from_endpoint_index = ? AND offer_id = ?",
@@ -83,15 +83,15 @@ public struct IncomingOffers {
     }
 
     /// An offer the user can still decide: its row, sender and ticket.
-    public struct Decidable {
-        public let rowID: Int64
-        public let sender: EndpointID
-        public let ticket: SecretBytes
+    package struct Decidable {
+        package let rowID: Int64
+        package let sender: EndpointID
+        package let ticket: SecretBytes
     }
 
     /// The pending offer with `offerID` from the sender `from` picks (any sender when nil). A bad-input error when
     /// there is none, when several senders used that id (name one with `from`), or when it was decided or cancelled.
-    public func decidable(_ offerID: String, from: ((EndpointID) -> Bool)? = nil) throws -> Decidable {
+    package func decidable(_ offerID: String, from: ((EndpointID) -> Bool)? = nil) throws -> Decidable {
         let rows = try database.query("SELECT id, from_endpoint_sealed, ticket_sealed, state FROM incoming_offers WHERE offer_id = ? ORDER BY id",
                                       [offerID])
         let matching = try rows.map { (row: $0, sender: try vault.openEndpoint(try $0.get(1))) }.filter { from?($0.sender) ?? true }
@@ -115,7 +115,7 @@ public struct IncomingOffers {
     /// Marks `sender`'s pending offers among `offerIDs` cancelled and deletes their tickets (the sender's cancel
     /// notice); another sender's offers with the same ids are untouched. Returns how many changed.
     @discardableResult
-    public func cancel(_ offerIDs: [String], from sender: EndpointID, now: Int64) throws -> Int {
+    package func cancel(_ offerIDs: [String], from sender: EndpointID, now: Int64) throws -> Int {
         try database.writeIfNeeded { db in
             var changed = 0
             for id in offerIDs {
@@ -129,36 +129,36 @@ public struct IncomingOffers {
     }
 
     /// Accepts a pending offer; the decision reaches the sender at the next link contact.
-    public func accept(rowID: Int64, now: Int64) throws {
+    package func accept(rowID: Int64, now: Int64) throws {
         try database.writeIfNeeded { db in
             _ = try db.execute("UPDATE incoming_offers SET state = 'accepted', decided_at = ? WHERE id = ? AND state = 'pending'", [now, rowID])
         }
     }
 
     /// Declines a pending offer and deletes its ticket.
-    public func decline(rowID: Int64, now: Int64) throws {
+    package func decline(rowID: Int64, now: Int64) throws {
         try database.writeIfNeeded { db in
             _ = try db.execute("UPDATE incoming_offers SET state = 'declined', ticket_sealed = NULL, decided_at = ? WHERE id = ? AND state = 'pending'", [now, rowID])
         }
     }
 
     /// Deletes every offer from `sender` (contact deletion).
-    public func deleteAll(from sender: EndpointID) throws {
+    package func deleteAll(from sender: EndpointID) throws {
         try database.writeIfNeeded { db in _ = try db.execute("DELETE FROM incoming_offers WHERE from_endpoint_index = ?", [vault.index(sender)]) }
     }
 
     /// One incoming offer as listed (never the ticket).
-    public struct Listing: Sendable {
-        public let offerID: String
-        public let sender: EndpointID
-        public let senderName: String?
-        public let state: String
-        public let fileCount: Int64
-        public let totalBytes: Int64
-        public let receivedAt: Int64
+    package struct Listing: Sendable {
+        package let offerID: String
+        package let sender: EndpointID
+        package let senderName: String?
+        package let state: String
+        package let fileCount: Int64
+        package let totalBytes: Int64
+        package let receivedAt: Int64
     }
 
-    public func list() throws -> [Listing] {
+    package func list() throws -> [Listing] {
         try database.query("SELECT offer_id, from_endpoint_sealed, sender_name, state, file_count, total_bytes, received_at FROM incoming_offers ORDER BY id DESC").map { row in
             Listing(offerID: try row.get(0), sender: try vault.openEndpoint(try row.get(1)), senderName: try row.get(2), state: try row.get(3),
                     fileCount: try row.get(4), totalBytes: try row.get(5), receivedAt: try row.get(6))

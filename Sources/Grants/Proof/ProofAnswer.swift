@@ -4,14 +4,14 @@ import Runner
 ///
 /// Blocked, unknown, expired, wrong-endpoint and bad-MAC proofs all answer `lapsed`, with byte-identical messages,
 /// so a block cannot be detected by probing; `revoked` is distinct so the holder can drop the entry and say so.
-public enum ProofAnswer: String, Sendable, LogWord {
+package enum ProofAnswer: String, Sendable, LogWord {
     case accepted, revoked, lapsed
 }
 
 /// Why a proof was refused — kept on the issuer's side only (logs as a category, never on the wire).
-public enum ProofRefusal: String, Sendable, LogWord {
+package enum ProofRefusal: String, Sendable, LogWord {
     case blocked, unknown, revoked, expired, wrongEndpoint = "wrong-endpoint", badProof = "bad-proof"
 
     /// What the holder is told.
-    public var answer: ProofAnswer { self == .revoked ? .revoked : .lapsed }
+    package var answer: ProofAnswer { self == .revoked ? .revoked : .lapsed }
 }

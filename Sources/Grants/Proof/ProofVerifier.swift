@@ -1,18 +1,18 @@
 import Cryptography
 
 /// What the issuer's store holds about a presented grant id, read before the proof is judged.
-public struct IssuedGrantRecord: Sendable {
-    public let rowID: Int64
-    public let secret: SecretBytes
+package struct IssuedGrantRecord: Sendable {
+    package let rowID: Int64
+    package let secret: SecretBytes
     /// The endpoint the grant was issued to.
-    public let holder: EndpointID
-    public let lifetimeMs: Int64?
+    package let holder: EndpointID
+    package let lifetimeMs: Int64?
     /// The idle deadline; nil when the grant never expires.
-    public let expiresAt: Int64?
+    package let expiresAt: Int64?
     /// Set when tombstoned: `revoked` by the user, `expired` by the sweep.
-    public let revokeReason: String?
+    package let revokeReason: String?
 
-    public init(rowID: Int64, secret: SecretBytes, holder: EndpointID, lifetimeMs: Int64?, expiresAt: Int64?, revokeReason: String?) {
+    package init(rowID: Int64, secret: SecretBytes, holder: EndpointID, lifetimeMs: Int64?, expiresAt: Int64?, revokeReason: String?) {
         self.rowID = rowID
         self.secret = secret
         self.holder = holder
@@ -26,7 +26,7 @@ public struct IssuedGrantRecord: Sendable {
 /// expired → MAC (reference `grants.md`), and the MAC is compared in constant time. The endpoint check comes before
 /// `revoked`, so only the grant's own holder (authenticated by the transport) ever learns that it was revoked; a
 /// stranger who learnt a grant id gets `lapsed`.
-public enum ProofVerifier {
+package enum ProofVerifier {
     /// A stand-in key, so refusals before the MAC step still spend one HMAC and answer in about the same time.
     private static let decoyKey = SecretBytes([UInt8](repeating: 0x5a, count: 32))
 
@@ -35,7 +35,7 @@ public enum ProofVerifier {
     ///   - remoteIsBlocked: the connection's remote endpoint is on the block list.
     ///   - record: the issued grant under the presented id, if any.
     ///   - issuer: this node's endpoint id; `remote`: the connection's authenticated remote endpoint id.
-    public static func judge(remoteIsBlocked: Bool, record: IssuedGrantRecord?, issuer: EndpointID, remote: EndpointID,
+    package static func judge(remoteIsBlocked: Bool, record: IssuedGrantRecord?, issuer: EndpointID, remote: EndpointID,
                              challenge: [UInt8], proof: [UInt8], now: Int64) -> ProofRefusal? {
         let refusal: ProofRefusal?
         if remoteIsBlocked { refusal = .blocked }

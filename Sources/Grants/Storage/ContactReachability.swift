@@ -1,6 +1,6 @@
 /// How a contact can be reached, as the contact list shows it (docs/protocols/grants-and-link.md §5, §5.1, §11.5). Never probed: it follows from
 /// the last real connection or dial.
-public enum ContactReachability: String, Sendable {
+package enum ContactReachability: String, Sendable {
     /// The last connection to it succeeded and nothing waits for it: an offer goes live.
     case reachableNow = "reachable-now"
     /// The last dial failed, or offers wait for it: they are delivered when it next checks.
@@ -14,7 +14,7 @@ public enum ContactReachability: String, Sendable {
     case notRecognized = "not-recognized"
 
     /// The state of `contact`, given whether a usable grant from it is held and how many offers wait for it.
-    public static func of(_ contact: Contact, holdsUsableGrant: Bool, heldOffers: Int) -> ContactReachability {
+    package static func of(_ contact: Contact, holdsUsableGrant: Bool, heldOffers: Int) -> ContactReachability {
         if contact.status != "active" || !holdsUsableGrant { return .pairAgain }
         if let replaced = contact.replacedAt, replaced > (contact.lastTransferAt ?? .min) { return .notRecognized }
         if heldOffers > 0 { return .deliverLater }
@@ -27,7 +27,7 @@ public enum ContactReachability: String, Sendable {
     }
 
     /// What the contact list says.
-    public var text: String {
+    package var text: String {
         switch self {
         case .reachableNow: return "reachable now"
         case .deliverLater: return "offers will be delivered when they next check"

@@ -1,32 +1,32 @@
 import Runner
 
 /// A remembered peer: its endpoint id, the user's own label, the name it claims and where it was last reached.
-public struct Contact: Sendable {
-    public let id: Int64
-    public let endpoint: EndpointID
+package struct Contact: Sendable {
+    package let id: Int64
+    package let endpoint: EndpointID
     /// The local user's label; never overwritten by a name the peer claims (docs/protocols/grants-and-link.md §4.1).
-    public let label: String
+    package let label: String
     /// The name the peer last claimed (untrusted).
-    public let remoteName: String?
-    public let remoteNameChanged: Bool
-    public let address: String?
+    package let remoteName: String?
+    package let remoteNameChanged: Bool
+    package let address: String?
     /// `active`, or `revoked`/`lapsed` after the peer refused our grant.
-    public let status: String
-    public let lastPullAt: Int64?
-    public let createdAt: Int64
+    package let status: String
+    package let lastPullAt: Int64?
+    package let createdAt: Int64
     /// The last successful connection to it, and the last failed dial (Unix ms).
-    public let lastTransferAt: Int64?
-    public let lastUnreachableAt: Int64?
+    package let lastTransferAt: Int64?
+    package let lastUnreachableAt: Int64?
     /// When a dial last found another key answering at its address (Unix ms).
-    public let replacedAt: Int64?
+    package let replacedAt: Int64?
 }
 
 /// The `contacts` table: created by accepting a grant, looked up by endpoint blind index.
-public struct Contacts {
+package struct Contacts {
     let database: Database
     let vault: Vault
 
-    public init(database: Database, vault: Vault) {
+    package init(database: Database, vault: Vault) {
         self.database = database
         self.vault = vault
     }
@@ -41,23 +41,23 @@ public struct Contacts {
     }
 
     /// The contact for `endpoint`, if remembered.
-    public func find(_ endpoint: EndpointID) throws -> Contact? {
+    package func find(_ endpoint: EndpointID) throws -> Contact? {
         try database.queryOne("SELECT \(Contacts.columns) FROM contacts WHERE endpoint_index = ?", [vault.index(endpoint)]).map(contact)
     }
 
     /// The contact with row id `id`.
-    public func find(id: Int64) throws -> Contact? {
+    package func find(id: Int64) throws -> Contact? {
         try database.queryOne("SELECT \(Contacts.columns) FROM contacts WHERE id = ?", [id]).map(contact)
     }
 
     /// Every contact, by label.
-    public func all() throws -> [Contact] {
+    package func all() throws -> [Contact] {
         try database.query("SELECT \(Contacts.columns) FROM contacts ORDER BY local_label, id").map(contact)
     }
 
     /// Every contact whose sealed endpoint opens, and how many rows are damaged (left as they are, for the
     /// caller to report one by one instead of failing on the first).
-    public func allOpenable() throws -> (contacts: [Contact], damaged: Int) {
+    package func allOpenable() throws -> (contacts: [Contact], damaged: Int) {
         var contacts: [Contact] = []
         var damaged = 0
         for row in try database.query("SELECT \(Contacts.columns) FROM contacts ORDER BY local_label, id") {
@@ -67,7 +67,7 @@ public struct Contacts {
     }
 
     /// Resolves what the user typed: a 64-hex endpoint id, or a label that names exactly one contact.
-    public func resolve(_ text: String) throws -> Contact {
+    package func resolve(_ text: String) throws -> Contact {
         if text.utf8.count == 64, let endpoint = try? EndpointID(hex: text) {
             if let found = try find(endpoint) { return found }
             throw JobError.badInput("contact-unknown", "no contact has that endpoint id; see 'job contacts list'")
@@ -80,7 +80,7 @@ public struct Contacts {
 
     /// Creates the contact for `endpoint` with `label`, or keeps the existing one (its label stays the user's)
     /// and refreshes its address. Refuses a new contact beyond `maxContacts`.
-    public func upsert(_ endpoint: EndpointID, label: String, address: String, maxContacts: Int, now: Int64) throws -> Int64 {
+    package func upsert(_ endpoint: EndpointID, label: String, address: String, maxContacts: Int, now: Int64) throws -> Int64 {
         try database.writeIfNeeded { db in
             if let existing = try find(endpoint) {
                 try db.execute("UPDATE contacts SET local_label = ?, last_known_addr = ?, status = 'active' WHERE id = ?", [label, address, existing.id])
@@ -99,7 +99,7 @@ public struct Contacts {
     }
 
     /// Records the peer's claimed name: stored beside the label, with a "changed" signal when it differs from before.
-    public func recordClaimedName(_ name: String?, contactID: Int64) throws {
+    package func recordClaimedName(_ name: String?, contactID: Int64) throws {
         guard let name, !name.isEmpty else { return }
         try database.writeIfNeeded { db in
             try db.execute("""
@@ -111,7 +111,7 @@ public struct Contacts {
     }
 
     /// Refreshes the cached address after a successful connection.
-    public func recordAddress(_ address: String, contactID: Int64, now: Int64) throws {
+    package func recordAddress(_ address: String, contactID: Int64, now: Int64) throws {
         try database.writeIfNeeded { db in
             _ = try db.execute("UPDATE contacts SET last_known_addr = ?, last_transfer_at = ? WHERE id = ?", [address, now, contactID])
         }
@@ -119,7 +119,7 @@ public struct Contacts {
 
     /// Records that dialling the contact failed at `now` (it is then shown as "delivered later" until a connection
     /// succeeds); `replaced` when another key answered at its address (shown as "no longer recognized" until then).
-    public func recordUnreachable(contactID: Int64, now: Int64, replaced: Bool = false) throws {
+    package func recordUnreachable(contactID: Int64, now: Int64, replaced: Bool = false) throws {
         try database.writeIfNeeded { db in
             _ = try db.execute("UPDATE contacts SET last_unreachable_at = ?1, replaced_at = CASE WHEN ?2 THEN ?1 ELSE replaced_at END WHERE id = ?3",
                                [now, replaced, contactID])
@@ -127,19 +127,19 @@ public struct Contacts {
     }
 
     /// Marks a contact whose grant the peer refused (`revoked` or `lapsed`).
-    public func markStatus(_ status: ProofAnswer, contactID: Int64) throws {
+    package func markStatus(_ status: ProofAnswer, contactID: Int64) throws {
         try database.writeIfNeeded { db in _ = try db.execute("UPDATE contacts SET status = ? WHERE id = ?", [status.rawValue, contactID]) }
     }
 
     /// Renames a contact (the local label only).
-    public func rename(_ contactID: Int64, to label: String) throws {
+    package func rename(_ contactID: Int64, to label: String) throws {
         try database.writeIfNeeded { db in
             _ = try db.execute("UPDATE contacts SET local_label = ?, remote_name_changed = 0 WHERE id = ?", [label, contactID])
         }
     }
 
     /// Deletes one contact row (its held grants and offers go with it by foreign key).
-    public func delete(_ contactID: Int64) throws {
+    package func delete(_ contactID: Int64) throws {
         try database.writeIfNeeded { db in _ = try db.execute("DELETE FROM contacts WHERE id = ?", [contactID]) }
     }
 }

@@ -3,16 +3,16 @@ import Runner
 
 /// The one-line grant bundle `grants issue` prints and `grants accept` reads — the only way a secret leaves the store:
 /// `vnidrop-grant-v1.<issuer endpoint>.<holder endpoint>.<grant id>.<secret>.<expires ms|never>` (lowercase hex).
-public struct GrantBundle: Sendable {
-    public static let prefix = "vnidrop-grant-v1"
-    public let issuer: EndpointID
-    public let holder: EndpointID
-    public let grantID: [UInt8]
-    public let secret: SecretBytes
+package struct GrantBundle: Sendable {
+    package static let prefix = "vnidrop-grant-v1"
+    package let issuer: EndpointID
+    package let holder: EndpointID
+    package let grantID: [UInt8]
+    package let secret: SecretBytes
     /// Advisory copy of the issuer's idle deadline at issue time.
-    public let expiresAt: Int64?
+    package let expiresAt: Int64?
 
-    public init(issuer: EndpointID, holder: EndpointID, grantID: [UInt8], secret: SecretBytes, expiresAt: Int64?) {
+    package init(issuer: EndpointID, holder: EndpointID, grantID: [UInt8], secret: SecretBytes, expiresAt: Int64?) {
         self.issuer = issuer
         self.holder = holder
         self.grantID = grantID
@@ -21,13 +21,13 @@ public struct GrantBundle: Sendable {
     }
 
     /// The line to hand to the holder.
-    public var line: String {
+    package var line: String {
         [GrantBundle.prefix, issuer.hex, holder.hex, Hex.encode(grantID), Hex.encode(secret.copyBytes()),
          expiresAt.map(String.init) ?? "never"].joined(separator: ".")
     }
 
     /// Parses a bundle (surrounding whitespace allowed). Errors never echo the input.
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         let bad = JobError.badInput("grant-bundle-malformed", "the grant bundle is malformed; copy the whole line printed by 'job grants issue'")
         let fields = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard fields.count == 6, fields[0] == GrantBundle.prefix,

@@ -2,18 +2,18 @@ import Cryptography
 import Runner
 
 /// The issuer's side of grants (`grants_issued`): minting, looking up for a proof, renewal and revocation.
-public struct IssuedGrants {
+package struct IssuedGrants {
     let database: Database
     let vault: Vault
 
-    public init(database: Database, vault: Vault) {
+    package init(database: Database, vault: Vault) {
         self.database = database
         self.vault = vault
     }
 
     /// Mints a grant for `holder`: a 128-bit id, a 256-bit secret, an idle deadline of `now + lifetime`.
     @discardableResult
-    public func issue(to holder: EndpointID, issuer: EndpointID, lifetime: GrantLifetime, label: String? = nil, now: Int64) throws -> GrantBundle {
+    package func issue(to holder: EndpointID, issuer: EndpointID, lifetime: GrantLifetime, label: String? = nil, now: Int64) throws -> GrantBundle {
         let grantID: [UInt8]
         let secret: SecretBytes
         do {
@@ -33,7 +33,7 @@ public struct IssuedGrants {
     }
 
     /// The issued grant under `grantID`, live or tombstoned, if it exists.
-    public func record(grantID: [UInt8]) throws -> IssuedGrantRecord? {
+    package func record(grantID: [UInt8]) throws -> IssuedGrantRecord? {
         guard grantID.count == GrantProof.grantIDCount else { return nil }
         guard let row = try database.queryOne("""
             SELECT id, secret_sealed, endpoint_sealed, lifetime_ms, expires_at, revoke_reason
@@ -45,7 +45,7 @@ public struct IssuedGrants {
     }
 
     /// Whether `peer` holds a live grant from this node at `now`: not tombstoned and its idle deadline not passed.
-    public func hasActive(peer: EndpointID, now: Int64) throws -> Bool {
+    package func hasActive(peer: EndpointID, now: Int64) throws -> Bool {
         let count: Int = try database.scalar("""
             SELECT count(*) FROM grants_issued WHERE endpoint_index = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
             """, [vault.index(peer), now]) ?? 0
@@ -53,7 +53,7 @@ public struct IssuedGrants {
     }
 
     /// Renews an accepted grant's idle deadline to `now + its own lifetime` (issuer-side only, docs/protocols/grants-and-link.md §3.5).
-    public func renew(_ record: IssuedGrantRecord, now: Int64) throws {
+    package func renew(_ record: IssuedGrantRecord, now: Int64) throws {
         try database.writeIfNeeded { db in
             try db.execute("UPDATE grants_issued SET expires_at = ?, last_used_at = ? WHERE id = ? AND revoked_at IS NULL",
                            [GrantLifetime.deadline(lifetimeMs: record.lifetimeMs, from: now), now, record.rowID])
@@ -62,7 +62,7 @@ public struct IssuedGrants {
 
     /// Tombstones every live grant issued to `peer` (reason `revoked`); returns their ids for the best-effort revoke message.
     @discardableResult
-    public func revoke(peer: EndpointID, now: Int64) throws -> [[UInt8]] {
+    package func revoke(peer: EndpointID, now: Int64) throws -> [[UInt8]] {
         try database.writeIfNeeded { db in
             var ids: [[UInt8]] = []
             for row in try db.query("SELECT grant_sealed FROM grants_issued WHERE endpoint_index = ? AND revoked_at IS NULL", [vault.index(peer)]) {
@@ -75,25 +75,25 @@ public struct IssuedGrants {
     }
 
     /// Deletes every issued grant for `peer`, live or tombstoned (contact deletion, after revocation).
-    public func deleteAll(peer: EndpointID) throws {
+    package func deleteAll(peer: EndpointID) throws {
         try database.writeIfNeeded { db in _ = try db.execute("DELETE FROM grants_issued WHERE endpoint_index = ?", [vault.index(peer)]) }
     }
 
     /// One issued grant as listed (never the secret).
-    public struct Listing: Sendable {
-        public let grantID: String
-        public let peer: EndpointID
-        public let createdAt: Int64
-        public let expiresAt: Int64?
-        public let lifetime: String
+    package struct Listing: Sendable {
+        package let grantID: String
+        package let peer: EndpointID
+        package let createdAt: Int64
+        package let expiresAt: Int64?
+        package let lifetime: String
         /// `active`, `revoked` or `expired`.
-        public let state: String
+        package let state: String
         /// The label given when it was issued, if any.
-        public let label: String?
+        package let label: String?
     }
 
     /// Every issued grant, newest first.
-    public func list(now: Int64) throws -> [Listing] {
+    package func list(now: Int64) throws -> [Listing] {
         try database.query("SELECT grant_sealed, endpoint_sealed, created_at, expires_at, lifetime_ms, revoke_reason, holder_label FROM grants_issued ORDER BY id DESC").map { row in
             let expiresAt: Int64? = try row.get(3)
             let reason: String? = try row.get(5)

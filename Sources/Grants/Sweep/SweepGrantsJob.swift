@@ -33,9 +33,9 @@ struct SweepGrantsJob: Job {
 }
 
 /// The sweep itself, over any store: free of the runner so the benchmark times exactly this.
-public enum SweepGrants {
+package enum SweepGrants {
     /// Runs every step in batches (or, with `dryRun`, counts what each would touch now and changes nothing).
-    public static func run(_ database: Database, now: Int64, grantCutoff: Int64, offerCutoff: Int64, dryRun: Bool,
+    package static func run(_ database: Database, now: Int64, grantCutoff: Int64, offerCutoff: Int64, dryRun: Bool,
                            batchSize: Int, between: () throws -> Void,
                            committed: (_ step: String, _ done: Int) -> Void = { _, _ in }) throws -> Counts {
         var counts = Counts()

@@ -11,22 +11,22 @@ import Runner
 /// The rarer rows — tombstones, peer-revoked grants, finished offers — do have partial indexes, which make the
 /// up-front count cheap; a step with nothing to do stops there. Re-running a step finds only what is still left:
 /// the pass is idempotent.
-public struct SweepStep: Sendable {
+package struct SweepStep: Sendable {
     /// The count key in the pass result (`lapsed`, `purged_grants`, …).
-    public let name: String
+    package let name: String
     /// Counts the rows this step would touch; arguments as for `batch`.
-    public let countSQL: String
+    package let countSQL: String
     /// Whether `countSQL` is cheap (a partial index) and runs before the walk to skip a step with nothing to do.
-    public let countFirst: Bool
+    package let countFirst: Bool
     /// Handles the next batch — at most `?3` rows after rowid `?2` — and returns their rowids.
-    public let batchSQL: String
+    package let batchSQL: String
     /// The same work as one plain statement, for the benchmark's baseline.
-    public let plainSQL: String
+    package let plainSQL: String
     /// The step's `?1` argument, given `now` and the two retention cutoffs.
-    public let argument: @Sendable (_ now: Int64, _ grantCutoff: Int64, _ offerCutoff: Int64) -> Int64
+    package let argument: @Sendable (_ now: Int64, _ grantCutoff: Int64, _ offerCutoff: Int64) -> Int64
 
     /// The steps in pass order: lapse first, so a grant lapsed now is kept as a tombstone until its retention ends.
-    public static let all: [SweepStep] = [
+    package static let all: [SweepStep] = [
         SweepStep(
             name: "lapsed", table: "grants_issued", countFirst: false,
             where: "revoked_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ?1",

@@ -5,7 +5,7 @@ import Store
 /// Which client the node behaves as. `current` is the node; the other two emulate migration-era senders so the
 /// multi-node tests can exercise every inbound row of docs/protocols/mesh-wire.md ("Receiving"): `prerelease-ios` emits the 0x09 alias for
 /// encrypted files, `older-client` advertises no `privateMedia` and only sends signed legacy `fileTransfer`.
-public enum ClientEmulation: String, Sendable, CaseIterable {
+package enum ClientEmulation: String, Sendable, CaseIterable {
     case current
     case prereleaseIOS = "prerelease-ios"
     case olderClient = "older-client"

@@ -1,5 +1,5 @@
 /// Why a Noise handshake or transport step failed; fixed words, never key material.
-public enum NoiseError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum NoiseError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A key of the wrong size, or a low-order X25519 point.
     case badKey
     /// A ciphertext failed authentication (tampered, wrong key, wrong nonce).
@@ -19,7 +19,7 @@ public enum NoiseError: Error, Equatable, Sendable, CustomStringConvertible {
     /// OpenSSL failed for a reason other than the input.
     case cryptoFailure
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badKey: return "bad-key"
         case .authenticationFailed: return "authentication-failed"

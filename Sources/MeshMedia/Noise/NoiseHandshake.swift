@@ -9,14 +9,14 @@ import Cryptography
 /// Each message is written by one side and read by the other; after the third both call `transport()`.
 /// The state is a value: the node seals `serialized()` into the store between passes, so a handshake
 /// completes over several exchanges.
-public struct NoiseHandshake: Sendable {
-    public static let protocolName = "Noise_XX_25519_ChaChaPoly_SHA256"
+package struct NoiseHandshake: Sendable {
+    package static let protocolName = "Noise_XX_25519_ChaChaPoly_SHA256"
     /// Noise's maximum message length.
-    public static let maxMessageCount = 65_535
+    package static let maxMessageCount = 65_535
 
-    public enum Role: UInt8, Sendable { case initiator = 1, responder = 2 }
+    package enum Role: UInt8, Sendable { case initiator = 1, responder = 2 }
 
-    public let role: Role
+    package let role: Role
     var symmetric: SymmetricState
     let localStatic: X25519KeyPair
     var localEphemeral: X25519KeyPair?
@@ -27,7 +27,7 @@ public struct NoiseHandshake: Sendable {
     /// Ephemeral to use instead of a random one (known-answer tests only).
     private var presetEphemeral: X25519KeyPair?
 
-    public init(role: Role, localStatic: X25519KeyPair, prologue: [UInt8] = []) {
+    package init(role: Role, localStatic: X25519KeyPair, prologue: [UInt8] = []) {
         self.init(role: role, localStatic: localStatic, prologue: prologue, presetEphemeral: nil)
     }
 
@@ -41,16 +41,16 @@ public struct NoiseHandshake: Sendable {
         messageIndex = 0
     }
 
-    public var isComplete: Bool { messageIndex >= 3 }
+    package var isComplete: Bool { messageIndex >= 3 }
     /// True when it is this side's turn to write.
-    public var isMyTurnToWrite: Bool {
+    package var isMyTurnToWrite: Bool {
         guard !isComplete else { return false }
         return (messageIndex % 2 == 0) == (role == .initiator)
     }
-    public var handshakeHash: [UInt8] { symmetric.handshakeHash }
+    package var handshakeHash: [UInt8] { symmetric.handshakeHash }
 
     /// Writes the next handshake message carrying `payload`.
-    public mutating func writeMessage(payload: [UInt8] = []) throws -> [UInt8] {
+    package mutating func writeMessage(payload: [UInt8] = []) throws -> [UInt8] {
         guard isMyTurnToWrite else { throw NoiseError.unexpectedMessage }
         var out: [UInt8] = []
         switch messageIndex {
@@ -79,7 +79,7 @@ public struct NoiseHandshake: Sendable {
 
     /// Reads the peer's next handshake message and returns its payload. After an error the state is spent:
     /// discard it and start a new handshake.
-    public mutating func readMessage(_ message: [UInt8]) throws -> [UInt8] {
+    package mutating func readMessage(_ message: [UInt8]) throws -> [UInt8] {
         guard !isComplete, !isMyTurnToWrite else { throw NoiseError.unexpectedMessage }
         guard message.count <= Self.maxMessageCount else { throw NoiseError.messageTooLarge }
         var rest = message[...]
@@ -113,7 +113,7 @@ public struct NoiseHandshake: Sendable {
     }
 
     /// The transport after the third message: sending and receiving ciphers by role.
-    public func transport() throws -> NoiseTransport {
+    package func transport() throws -> NoiseTransport {
         guard isComplete, let remoteStatic else { throw NoiseError.unexpectedMessage }
         let (k1, k2) = symmetric.split()
         let (send, receive) = role == .initiator ? (k1, k2) : (k2, k1)

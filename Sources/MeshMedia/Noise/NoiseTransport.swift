@@ -7,20 +7,20 @@ import Cryptography
 /// so frames may arrive out of order but never twice. Size budget: an ordinary message carries at most 65,535
 /// plaintext bytes (65,555 on the wire); a larger message, up to 1,179,728 bytes, is decrypted only within
 /// that bound and is accepted only when its plaintext is a private file (type 0x20 or the 0x09 alias).
-public struct NoiseTransport: Sendable {
-    public static let nonceCount = 4
-    public static let overhead = nonceCount + ChaChaPoly.tagCount
-    public static let maxOrdinaryPlaintext = 65_535
-    public static let maxOrdinaryMessage = maxOrdinaryPlaintext + overhead
-    public static let maxPrivateFilePlaintext = 1_179_708
-    public static let maxPrivateFileMessage = maxPrivateFilePlaintext + overhead
+package struct NoiseTransport: Sendable {
+    package static let nonceCount = 4
+    package static let overhead = nonceCount + ChaChaPoly.tagCount
+    package static let maxOrdinaryPlaintext = 65_535
+    package static let maxOrdinaryMessage = maxOrdinaryPlaintext + overhead
+    package static let maxPrivateFilePlaintext = 1_179_708
+    package static let maxPrivateFileMessage = maxPrivateFilePlaintext + overhead
 
     var send: CipherState
     var receive: CipherState
     public private(set) var replay = ReplayWindow()
     /// The peer's authenticated Noise static key.
-    public let remoteStatic: [UInt8]
-    public let handshakeHash: [UInt8]
+    package let remoteStatic: [UInt8]
+    package let handshakeHash: [UInt8]
 
     init(sendKey: SecretBytes, receiveKey: SecretBytes, remoteStatic: [UInt8], handshakeHash: [UInt8]) {
         send = CipherState(key: sendKey, nonce: 0)
@@ -30,7 +30,7 @@ public struct NoiseTransport: Sendable {
     }
 
     /// Encrypts `plaintext` under the next nonce and frames it.
-    public mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
+    package mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
         let limit = plaintext.first.map(NoisePayload.isPrivateFile(typeByte:)) == true ? Self.maxPrivateFilePlaintext : Self.maxOrdinaryPlaintext
         guard plaintext.count <= limit else { throw NoiseError.messageTooLarge }
         guard send.nonce <= UInt64(UInt32.max) else { throw NoiseError.nonceExhausted }
@@ -45,7 +45,7 @@ public struct NoiseTransport: Sendable {
     }
 
     /// Checks the frame's size budget and nonce, decrypts, and marks the nonce seen. Nothing changes on failure.
-    public mutating func decrypt(_ message: [UInt8]) throws -> [UInt8] {
+    package mutating func decrypt(_ message: [UInt8]) throws -> [UInt8] {
         guard message.count >= Self.overhead else { throw NoiseError.truncated }
         guard message.count <= Self.maxPrivateFileMessage else { throw NoiseError.messageTooLarge }
         let counter = UInt64(message.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
@@ -89,8 +89,8 @@ public struct NoiseTransport: Sendable {
 }
 
 /// bitchat's sliding replay window over the last 1,024 received nonces.
-public struct ReplayWindow: Sendable, Equatable {
-    public static let size: UInt64 = 1024
+package struct ReplayWindow: Sendable, Equatable {
+    package static let size: UInt64 = 1024
     static let serializedCount = 8 + 128
 
     /// Highest nonce marked so far (0 before any).
@@ -98,17 +98,17 @@ public struct ReplayWindow: Sendable, Equatable {
     /// Bit i set: nonce `highest - i` was seen.
     private var bits = [UInt64](repeating: 0, count: 16)
 
-    public init() {}
+    package init() {}
 
     /// True for a nonce above the highest seen, or within the window and not yet seen.
-    public func accepts(_ nonce: UInt64) -> Bool {
+    package func accepts(_ nonce: UInt64) -> Bool {
         if nonce > highest { return true }
         let offset = highest - nonce
         guard offset < Self.size else { return false }
         return bits[Int(offset / 64)] & (1 << (offset % 64)) == 0
     }
 
-    public mutating func mark(_ nonce: UInt64) {
+    package mutating func mark(_ nonce: UInt64) {
         if nonce > highest {
             shift(by: nonce - highest)
             highest = nonce

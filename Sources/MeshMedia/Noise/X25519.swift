@@ -2,14 +2,14 @@ import COpenSSL
 import Cryptography
 
 /// X25519 (RFC 7748) key agreement through OpenSSL 3 EVP raw keys: the Noise `25519` DH function.
-public struct X25519KeyPair: Sendable {
-    public static let keyCount = 32
+package struct X25519KeyPair: Sendable {
+    package static let keyCount = 32
 
-    public let privateKey: SecretBytes
-    public let publicKey: [UInt8]
+    package let privateKey: SecretBytes
+    package let publicKey: [UInt8]
 
     /// The key pair for a 32-byte private key (clamped by X25519 itself).
-    public init(privateKey: SecretBytes) throws {
+    package init(privateKey: SecretBytes) throws {
         guard privateKey.count == Self.keyCount else { throw NoiseError.badKey }
         self.privateKey = privateKey
         let pkey = try Self.evpKey(privateKey)
@@ -23,13 +23,13 @@ public struct X25519KeyPair: Sendable {
         publicKey = out
     }
 
-    public static func generate() throws -> X25519KeyPair {
+    package static func generate() throws -> X25519KeyPair {
         try X25519KeyPair(privateKey: SecretBytes(try SecureRandom.bytes(count: keyCount)))
     }
 
     /// DH(self, peer): the 32-byte shared secret. A low-order peer key (all-zero result) is refused by OpenSSL
     /// and reported as `NoiseError.badKey`.
-    public func sharedSecret(with peerPublicKey: [UInt8]) throws -> SecretBytes {
+    package func sharedSecret(with peerPublicKey: [UInt8]) throws -> SecretBytes {
         guard peerPublicKey.count == Self.keyCount else { throw NoiseError.badKey }
         let pkey = try Self.evpKey(privateKey)
         defer { EVP_PKEY_free(pkey) }

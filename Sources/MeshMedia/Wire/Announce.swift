@@ -5,16 +5,16 @@
 ///
 /// 0x01 nickname, 0x02 Noise static key (32), 0x03 Ed25519 signing key (32), 0x04 direct neighbours
 /// (8 bytes each), 0x05 capabilities, 0x06 bridge geohash. Nickname and both keys are required.
-public struct Announce: Equatable, Sendable {
-    public var nickname: String
-    public var noisePublicKey: [UInt8]
-    public var signingPublicKey: [UInt8]
-    public var neighbours: [[UInt8]]
+package struct Announce: Equatable, Sendable {
+    package var nickname: String
+    package var noisePublicKey: [UInt8]
+    package var signingPublicKey: [UInt8]
+    package var neighbours: [[UInt8]]
     /// nil when the TLV was absent (a client from before capability advertisement).
-    public var capabilities: Capabilities?
-    public var bridgeGeohash: String?
+    package var capabilities: Capabilities?
+    package var bridgeGeohash: String?
 
-    public init(nickname: String, noisePublicKey: [UInt8], signingPublicKey: [UInt8], neighbours: [[UInt8]] = [],
+    package init(nickname: String, noisePublicKey: [UInt8], signingPublicKey: [UInt8], neighbours: [[UInt8]] = [],
                 capabilities: Capabilities?, bridgeGeohash: String? = nil) {
         self.nickname = nickname
         self.noisePublicKey = noisePublicKey
@@ -24,7 +24,7 @@ public struct Announce: Equatable, Sendable {
         self.bridgeGeohash = bridgeGeohash
     }
 
-    public func encoded() throws -> [UInt8] {
+    package func encoded() throws -> [UInt8] {
         var out: [UInt8] = []
         func tlv(_ tag: UInt8, _ value: [UInt8]) throws {
             guard value.count <= 255 else { throw WireError.unencodable }
@@ -43,7 +43,7 @@ public struct Announce: Equatable, Sendable {
         return out
     }
 
-    public static func decode<C: Collection>(_ input: C) throws -> Announce where C.Element == UInt8 {
+    package static func decode<C: Collection>(_ input: C) throws -> Announce where C.Element == UInt8 {
         let bytes = Array(input)
         var reader = ByteReader(bytes)
         var nickname: String?

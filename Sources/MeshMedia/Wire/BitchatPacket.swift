@@ -10,58 +10,58 @@
 /// A decoded packet remembers its body as received (`receivedBody`): encoding it again, and its signing preimage,
 /// use those bytes — compressed or not — rather than recompressing, so a signature made over another encoder's
 /// DEFLATE output verifies. Changing `payload` forgets them.
-public struct BitchatPacket: Equatable, Sendable {
+package struct BitchatPacket: Equatable, Sendable {
     /// The payload's form on the wire as it was received.
-    public enum ReceivedBody: Equatable, Sendable {
+    package enum ReceivedBody: Equatable, Sendable {
         /// Sent uncompressed (whatever this node's encoder would choose).
         case plain
         /// Sent compressed: the raw DEFLATE bytes exactly as received (they inflate to the payload).
         case compressed([UInt8])
     }
 
-    public enum MessageType: UInt8, Sendable {
+    package enum MessageType: UInt8, Sendable {
         case announce = 0x01, message = 0x02, leave = 0x03
         case noiseHandshake = 0x10, noiseEncrypted = 0x11
         case fragment = 0x20, requestSync = 0x21, fileTransfer = 0x22
     }
 
-    public struct Flags: OptionSet, Sendable {
-        public let rawValue: UInt8
-        public init(rawValue: UInt8) { self.rawValue = rawValue }
-        public static let hasRecipient = Flags(rawValue: 0x01)
-        public static let hasSignature = Flags(rawValue: 0x02)
-        public static let isCompressed = Flags(rawValue: 0x04)
-        public static let hasRoute = Flags(rawValue: 0x08)
-        public static let isRSR = Flags(rawValue: 0x10)
+    package struct Flags: OptionSet, Sendable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        package static let hasRecipient = Flags(rawValue: 0x01)
+        package static let hasSignature = Flags(rawValue: 0x02)
+        package static let isCompressed = Flags(rawValue: 0x04)
+        package static let hasRoute = Flags(rawValue: 0x08)
+        package static let isRSR = Flags(rawValue: 0x10)
     }
 
-    public static let idCount = 8
-    public static let signatureCount = 64
+    package static let idCount = 8
+    package static let signatureCount = 64
     /// The BLE MTU the fragment planner assumes.
-    public static let mtu = 512
+    package static let mtu = 512
 
-    public var version: UInt8
+    package var version: UInt8
     /// The raw type byte (unknown types decode; the node ignores them).
-    public var type: UInt8
-    public var ttl: UInt8
-    public var timestamp: UInt64
-    public var senderID: [UInt8]
-    public var recipientID: [UInt8]?
+    package var type: UInt8
+    package var ttl: UInt8
+    package var timestamp: UInt64
+    package var senderID: [UInt8]
+    package var recipientID: [UInt8]?
     /// Source route hops (v2 only).
-    public var route: [[UInt8]]
-    public var payload: [UInt8] { didSet { receivedBody = nil } }
+    package var route: [[UInt8]]
+    package var payload: [UInt8] { didSet { receivedBody = nil } }
     /// How the payload was carried when this packet was decoded; nil for a packet built here.
     public internal(set) var receivedBody: ReceivedBody?
-    public var signature: [UInt8]?
-    public var isRSR: Bool
+    package var signature: [UInt8]?
+    package var isRSR: Bool
 
-    public init(version: UInt8 = 1, type: MessageType, ttl: UInt8, timestamp: UInt64, senderID: [UInt8], recipientID: [UInt8]? = nil,
+    package init(version: UInt8 = 1, type: MessageType, ttl: UInt8, timestamp: UInt64, senderID: [UInt8], recipientID: [UInt8]? = nil,
                 route: [[UInt8]] = [], payload: [UInt8], signature: [UInt8]? = nil, isRSR: Bool = false) {
         self.init(version: version, rawType: type.rawValue, ttl: ttl, timestamp: timestamp, senderID: senderID, recipientID: recipientID,
                   route: route, payload: payload, signature: signature, isRSR: isRSR)
     }
 
-    public init(version: UInt8, rawType: UInt8, ttl: UInt8, timestamp: UInt64, senderID: [UInt8], recipientID: [UInt8]?,
+    package init(version: UInt8, rawType: UInt8, ttl: UInt8, timestamp: UInt64, senderID: [UInt8], recipientID: [UInt8]?,
                 route: [[UInt8]], payload: [UInt8], signature: [UInt8]?, isRSR: Bool) {
         self.version = version
         self.type = rawType
@@ -75,23 +75,23 @@ public struct BitchatPacket: Equatable, Sendable {
         self.isRSR = isRSR
     }
 
-    public var messageType: MessageType? { MessageType(rawValue: type) }
+    package var messageType: MessageType? { MessageType(rawValue: type) }
 
     /// Equal packets carry the same fields; how a payload was compressed on the wire does not count.
-    public static func == (lhs: BitchatPacket, rhs: BitchatPacket) -> Bool {
+    package static func == (lhs: BitchatPacket, rhs: BitchatPacket) -> Bool {
         lhs.version == rhs.version && lhs.type == rhs.type && lhs.ttl == rhs.ttl && lhs.timestamp == rhs.timestamp
             && lhs.senderID == rhs.senderID && lhs.recipientID == rhs.recipientID && lhs.route == rhs.route
             && lhs.payload == rhs.payload && lhs.signature == rhs.signature && lhs.isRSR == rhs.isRSR
     }
 
     /// Whether iOS pads this frame on BLE: only Noise handshake and transport frames.
-    public var isPaddedOnAir: Bool { type == MessageType.noiseHandshake.rawValue || type == MessageType.noiseEncrypted.rawValue }
+    package var isPaddedOnAir: Bool { type == MessageType.noiseHandshake.rawValue || type == MessageType.noiseEncrypted.rawValue }
 
     // MARK: Encoding
 
     /// The wire bytes: the body as received, else compressed when worthwhile; padded when `padding`, by default
     /// as iOS sends (`isPaddedOnAir`).
-    public func encoded(padding: Bool? = nil) throws -> [UInt8] {
+    package func encoded(padding: Bool? = nil) throws -> [UInt8] {
         guard version == 1 || version == 2 else { throw WireError.unsupportedVersion }
         guard senderID.count == Self.idCount else { throw WireError.badLength }
         let maxPayload = version == 1 ? Int(UInt16.max) : Int(UInt32.max)
@@ -151,7 +151,7 @@ public struct BitchatPacket: Equatable, Sendable {
 
     /// What an Ed25519 signature covers: this packet without its signature, TTL 0, isRSR cleared, encoded with
     /// its body as received (or compressed as this node sends) and PKCS#7-padded, as iOS builds it.
-    public func signingPreimage() throws -> [UInt8] {
+    package func signingPreimage() throws -> [UInt8] {
         var copy = self
         copy.signature = nil
         copy.ttl = 0
@@ -162,7 +162,7 @@ public struct BitchatPacket: Equatable, Sendable {
     // MARK: Decoding
 
     /// Decodes wire bytes: as given, then with PKCS#7 padding removed. Any input yields a packet or a `WireError`.
-    public static func decode(_ bytes: [UInt8]) throws -> BitchatPacket {
+    package static func decode(_ bytes: [UInt8]) throws -> BitchatPacket {
         do {
             return try decodeCore(bytes[...])
         } catch let rawError as WireError {

@@ -6,16 +6,16 @@
 /// overruns, as iOS does), anything else skipped with a 2-byte length. Decoding is lenient (repeated content
 /// TLVs concatenate, a missing size means the content length); encoding is canonical (name, size, MIME,
 /// one content TLV).
-public struct FilePacket: Equatable, Sendable {
+package struct FilePacket: Equatable, Sendable {
     /// Largest file content either client accepts (1 MiB).
-    public static let maxContentBytes = 1_048_576
+    package static let maxContentBytes = 1_048_576
 
-    public var fileName: String?
-    public var fileSize: UInt64
-    public var mimeType: String?
-    public var content: [UInt8]
+    package var fileName: String?
+    package var fileSize: UInt64
+    package var mimeType: String?
+    package var content: [UInt8]
 
-    public init(fileName: String?, fileSize: UInt64? = nil, mimeType: String?, content: [UInt8]) {
+    package init(fileName: String?, fileSize: UInt64? = nil, mimeType: String?, content: [UInt8]) {
         self.fileName = fileName
         self.fileSize = fileSize ?? UInt64(content.count)
         self.mimeType = mimeType
@@ -26,7 +26,7 @@ public struct FilePacket: Equatable, Sendable {
 
     /// The canonical encoding. Throws `unencodable` for a name or MIME type over 65,535 bytes and
     /// `tooLarge` for content above 1 MiB.
-    public func encoded() throws -> [UInt8] {
+    package func encoded() throws -> [UInt8] {
         guard !content.isEmpty else { throw WireError.missingField }
         guard content.count <= Self.maxContentBytes, fileSize <= UInt64(Self.maxContentBytes) else { throw WireError.tooLarge }
         var out: [UInt8] = []
@@ -47,7 +47,7 @@ public struct FilePacket: Equatable, Sendable {
     }
 
     /// Decodes leniently. Any input yields a packet or a `WireError`; nothing larger than the input is allocated.
-    public static func decode<C: Collection>(_ input: C) throws -> FilePacket where C.Element == UInt8 {
+    package static func decode<C: Collection>(_ input: C) throws -> FilePacket where C.Element == UInt8 {
         let bytes = Array(input)
         var reader = ByteReader(bytes)
         var name: String?

@@ -1,14 +1,14 @@
 /// A fragment payload (packet type 0x20): fragment id (8), index (2), total (2), original type (1), data.
-public struct Fragment: Equatable, Sendable {
-    public static let headerCount = 13
+package struct Fragment: Equatable, Sendable {
+    package static let headerCount = 13
 
-    public var fragmentID: [UInt8]
-    public var index: UInt16
-    public var total: UInt16
-    public var originalType: UInt8
-    public var data: [UInt8]
+    package var fragmentID: [UInt8]
+    package var index: UInt16
+    package var total: UInt16
+    package var originalType: UInt8
+    package var data: [UInt8]
 
-    public init(fragmentID: [UInt8], index: UInt16, total: UInt16, originalType: UInt8, data: [UInt8]) {
+    package init(fragmentID: [UInt8], index: UInt16, total: UInt16, originalType: UInt8, data: [UInt8]) {
         self.fragmentID = fragmentID
         self.index = index
         self.total = total
@@ -16,7 +16,7 @@ public struct Fragment: Equatable, Sendable {
         self.data = data
     }
 
-    public func encoded() throws -> [UInt8] {
+    package func encoded() throws -> [UInt8] {
         guard fragmentID.count == 8 else { throw WireError.badLength }
         var out = fragmentID
         out.appendBigEndian(index)
@@ -26,7 +26,7 @@ public struct Fragment: Equatable, Sendable {
     }
 
     /// Decodes a fragment payload; a zero total or an index at or past the total is `badLength`.
-    public static func decode<C: Collection>(_ input: C) throws -> Fragment where C.Element == UInt8 {
+    package static func decode<C: Collection>(_ input: C) throws -> Fragment where C.Element == UInt8 {
         let bytes = Array(input)
         var reader = ByteReader(bytes)
         let id = Array(try reader.take(8))
@@ -42,17 +42,17 @@ public struct Fragment: Equatable, Sendable {
 ///
 /// Chunk size is 469 bytes without a route; with a route, max(64, 512 − (16 + 8 + 8 + (1 + 8×hops) + 13 + 16)).
 /// A packet whose encoding fits the 512-byte MTU goes as one frame.
-public enum FragmentPlanner {
+package enum FragmentPlanner {
     /// The private-media v1 limit: a directed private-media plan above this many fragments fails.
-    public static let maxPrivateMediaFragments = 256
+    package static let maxPrivateMediaFragments = 256
 
-    public static func chunkSize(routeHops: Int) -> Int {
+    package static func chunkSize(routeHops: Int) -> Int {
         guard routeHops > 0 else { return 469 }
         return max(64, BitchatPacket.mtu - (16 + 8 + 8 + (1 + 8 * routeHops) + 13 + 16))
     }
 
     /// Fragments needed for an encoded packet of `encodedCount` bytes (0 when it goes as one frame).
-    public static func fragmentCount(encodedCount: Int, routeHops: Int) -> Int {
+    package static func fragmentCount(encodedCount: Int, routeHops: Int) -> Int {
         guard encodedCount > BitchatPacket.mtu else { return 0 }
         let chunk = chunkSize(routeHops: routeHops)
         return (encodedCount + chunk - 1) / chunk
@@ -60,7 +60,7 @@ public enum FragmentPlanner {
 
     /// The frames to put on the air for `packet`: itself when it fits, else its fragments (unsigned, type 0x20,
     /// same sender, recipient, timestamp and TTL; v1 unless the original is routed, then v2 with its route).
-    public static func frames(for packet: BitchatPacket, fragmentID: [UInt8]) throws -> [BitchatPacket] {
+    package static func frames(for packet: BitchatPacket, fragmentID: [UInt8]) throws -> [BitchatPacket] {
         let encoded = try packet.encoded()
         let hops = packet.version >= 2 ? packet.route.count : 0
         let count = fragmentCount(encodedCount: encoded.count, routeHops: hops)

@@ -2,8 +2,8 @@
 ///
 /// 0x09 is the prerelease private-file alias: it decodes as `.privateFile` and is never emitted, so
 /// `09 cafe` decodes as a file and re-encodes as `20 cafe`.
-public struct NoisePayload: Equatable, Sendable {
-    public enum Kind: UInt8, Sendable, CaseIterable {
+package struct NoisePayload: Equatable, Sendable {
+    package enum Kind: UInt8, Sendable, CaseIterable {
         case privateMessage = 0x01
         case readReceipt = 0x02
         case delivered = 0x03
@@ -15,24 +15,24 @@ public struct NoisePayload: Equatable, Sendable {
     }
 
     /// The prerelease iOS value for a private file; accepted on receive only.
-    public static let privateFileAlias: UInt8 = 0x09
+    package static let privateFileAlias: UInt8 = 0x09
 
-    public var kind: Kind
-    public var body: [UInt8]
+    package var kind: Kind
+    package var body: [UInt8]
     /// True when the sender used the 0x09 alias (for counting; the value is canonical either way).
-    public var usedAlias: Bool
+    package var usedAlias: Bool
 
-    public init(kind: Kind, body: [UInt8], usedAlias: Bool = false) {
+    package init(kind: Kind, body: [UInt8], usedAlias: Bool = false) {
         self.kind = kind
         self.body = body
         self.usedAlias = usedAlias
     }
 
     /// Type byte then body; always the canonical type byte.
-    public func encoded() -> [UInt8] { [kind.rawValue] + body }
+    package func encoded() -> [UInt8] { [kind.rawValue] + body }
 
     /// Decodes the type byte (canonicalizing 0x09) and keeps the rest as the body.
-    public static func decode<C: Collection>(_ input: C) throws -> NoisePayload where C.Element == UInt8 {
+    package static func decode<C: Collection>(_ input: C) throws -> NoisePayload where C.Element == UInt8 {
         guard let first = input.first else { throw WireError.truncated }
         let body = Array(input.dropFirst())
         if first == privateFileAlias { return NoisePayload(kind: .privateFile, body: body, usedAlias: true) }
@@ -41,7 +41,7 @@ public struct NoisePayload: Equatable, Sendable {
     }
 
     /// True when a plaintext's first byte is a private file (0x20 or the 0x09 alias).
-    public static func isPrivateFile(typeByte: UInt8) -> Bool {
+    package static func isPrivateFile(typeByte: UInt8) -> Bool {
         typeByte == Kind.privateFile.rawValue || typeByte == privateFileAlias
     }
 }

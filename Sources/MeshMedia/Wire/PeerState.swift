@@ -2,24 +2,24 @@
 ///
 /// `version (1)` then TLVs with a 1-byte tag and 1-byte length: 0x01 capabilities (1…8 bytes, minimal
 /// little-endian), 0x02 Ed25519 signing key (32). Both required, each once; unknown tags skipped.
-public struct PeerState: Equatable, Sendable {
-    public static let version: UInt8 = 1
+package struct PeerState: Equatable, Sendable {
+    package static let version: UInt8 = 1
 
-    public var capabilities: Capabilities
-    public var signingPublicKey: [UInt8]
+    package var capabilities: Capabilities
+    package var signingPublicKey: [UInt8]
 
-    public init(capabilities: Capabilities, signingPublicKey: [UInt8]) {
+    package init(capabilities: Capabilities, signingPublicKey: [UInt8]) {
         self.capabilities = capabilities
         self.signingPublicKey = signingPublicKey
     }
 
-    public func encoded() throws -> [UInt8] {
+    package func encoded() throws -> [UInt8] {
         guard signingPublicKey.count == 32 else { throw WireError.badLength }
         let caps = capabilities.encoded()
         return [Self.version, 0x01, UInt8(caps.count)] + caps + [0x02, 32] + signingPublicKey
     }
 
-    public static func decode<C: Collection>(_ input: C) throws -> PeerState where C.Element == UInt8 {
+    package static func decode<C: Collection>(_ input: C) throws -> PeerState where C.Element == UInt8 {
         let bytes = Array(input)
         var reader = ByteReader(bytes)
         guard try reader.byte() == version else { throw WireError.unsupportedVersion }

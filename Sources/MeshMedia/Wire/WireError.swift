@@ -1,7 +1,7 @@
 /// Why a byte string is not a valid wire value: every decoder in `Wire/` throws this and nothing else.
 ///
 /// Cases are fixed words (usable as log categories); none carries the offending bytes.
-public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The input ends before a header, length or value it announces.
     case truncated
     /// A version the codec does not speak.
@@ -25,7 +25,7 @@ public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The value cannot be encoded (a field too long for its length field).
     case unencodable
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .truncated: return "truncated"
         case .unsupportedVersion: return "unsupported-version"

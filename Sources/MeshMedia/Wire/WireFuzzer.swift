@@ -8,15 +8,15 @@ import Cryptography
 /// result to that seed's decoders. A decoder may accept or throw its typed error; anything else is a finding.
 /// Accepted values are re-encoded and decoded again, and must come back equal. A crash ends the process — the
 /// run is deterministic in its seed, so `input(at:)` reproduces any input.
-public final class WireFuzzer {
+package final class WireFuzzer {
     /// Per-decoder tallies.
-    public struct Tally: Sendable {
-        public var inputs = 0
-        public var accepted = 0
-        public var rejected = 0
+    package struct Tally: Sendable {
+        package var inputs = 0
+        package var accepted = 0
+        package var rejected = 0
         /// Errors of a type other than the decoder's own, and round-trip mismatches.
-        public var findings = 0
-        public init() {}
+        package var findings = 0
+        package init() {}
     }
 
     enum Family: CaseIterable { case file, noisePayload, packet, fragment, announce, peerState, capabilities, handshake, transport }
@@ -27,14 +27,14 @@ public final class WireFuzzer {
     private let seeds: [Seed]
     public private(set) var tallies: [String: Tally] = [:]
     /// Names of decoders in a stable order for reports.
-    public static let decoderNames = ["FilePacket", "NoisePayload", "BitchatPacket", "Fragment", "Announce", "PeerState",
+    package static let decoderNames = ["FilePacket", "NoisePayload", "BitchatPacket", "Fragment", "Announce", "PeerState",
                                       "Capabilities", "NoiseHandshake.read", "NoiseTransport.decrypt"]
 
     private var transport: NoiseTransport
     private let responderStatic: X25519KeyPair
     private var initiatorAwaitingSecond: NoiseHandshake
 
-    public init(seed: UInt64) throws {
+    package init(seed: UInt64) throws {
         rng = SplitMix64(seed: seed)
         // A fixed session so transport inputs exercise nonce, window and size checks before authentication.
         let initiatorStatic = try X25519KeyPair(privateKey: SecretBytes([UInt8](repeating: 1, count: 32)))
@@ -153,7 +153,7 @@ public final class WireFuzzer {
 
     /// Runs `iterations` inputs; returns the total number of findings (0 is the pass condition).
     @discardableResult
-    public func run(iterations: Int, progress: ((Int) -> Void)? = nil) -> Int {
+    package func run(iterations: Int, progress: ((Int) -> Void)? = nil) -> Int {
         for index in 0..<iterations {
             let (family, bytes) = nextInput()
             feed(family, bytes)
@@ -163,14 +163,14 @@ public final class WireFuzzer {
     }
 
     /// The input at `index` (0-based) of the run started with `seed`, and the decoder family it went to.
-    public static func input(seed: UInt64, at index: Int) throws -> [UInt8] {
+    package static func input(seed: UInt64, at index: Int) throws -> [UInt8] {
         let fuzzer = try WireFuzzer(seed: seed)
         for _ in 0..<index { _ = fuzzer.nextInput() }
         return fuzzer.nextInput().1
     }
 
     /// Only generates the inputs (the baseline: the cost of mutation without decoding).
-    public func generateOnly(iterations: Int) -> Int {
+    package func generateOnly(iterations: Int) -> Int {
         var sum = 0
         for _ in 0..<iterations { sum &+= nextInput().1.count }
         return sum

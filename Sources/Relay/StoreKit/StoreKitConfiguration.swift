@@ -8,7 +8,7 @@ import Runner
 /// The root is the built-in Apple Root CA - G3 unless `STOREKIT_ROOT_CA_FILE` (PEM or DER) replaces it — for
 /// tests and staging only; `serve-relay` logs that at start. Every failure is a configuration error (78)
 /// naming the variable.
-public struct StoreKitConfiguration: Sendable {
+package struct StoreKitConfiguration: Sendable {
     static let environmentKeys: [(name: String, help: String)] = [
         ("STOREKIT_BUNDLE_ID", "the app's bundle id signed transactions must carry (required)"),
         ("STOREKIT_PRODUCT_IDS", "comma-separated subscription product ids that gate the relay (required)"),

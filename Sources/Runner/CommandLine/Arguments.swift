@@ -1,14 +1,14 @@
 /// The options and positionals given to one command, parsed against its `OptionSpec`s.
-public struct Arguments: Sendable {
+package struct Arguments: Sendable {
     public private(set) var flags: Set<String> = []
     public private(set) var values: [String: String] = [:]
     public private(set) var positionals: [String] = []
 
-    public init() {}
+    package init() {}
 
     /// Parses `tokens` for a command named `commandName` that accepts `options` and at most the `positionals`.
     /// Unknown options, a missing value, a repeated option or extra positionals are usage errors (exit 64).
-    public init(parsing tokens: [String], options: [OptionSpec], positionals specs: [PositionalSpec], commandName: String) throws {
+    package init(parsing tokens: [String], options: [OptionSpec], positionals specs: [PositionalSpec], commandName: String) throws {
         var index = 0
         var onlyPositionals = false
         while index < tokens.count {
@@ -56,17 +56,17 @@ public struct Arguments: Sendable {
     }
 
     /// True when the flag was given.
-    public func flag(_ name: String) -> Bool { flags.contains(name) }
+    package func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// The value of an option, if given.
-    public func value(_ name: String) -> String? { values[name] }
+    package func value(_ name: String) -> String? { values[name] }
 
     /// The value of a required option, or a usage error naming it.
-    public func required(_ name: String) throws -> String {
+    package func required(_ name: String) throws -> String {
         guard let value = values[name] else { throw JobError.usage("missing required option \(name)") }
         return value
     }
 
     /// The positional at `index`, if given.
-    public func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
+    package func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
 }

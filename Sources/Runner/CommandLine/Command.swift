@@ -2,7 +2,7 @@
 ///
 /// Commands run outside the lease and the ledger; they print their own output (human or `--json`) through the
 /// context and report failures by throwing `JobError`.
-public protocol Command: Sendable {
+package protocol Command: Sendable {
     /// The words that name it after `job` (`["grants", "issue"]`).
     var path: [String] { get }
     /// One line for help.
@@ -22,12 +22,12 @@ public protocol Command: Sendable {
 }
 
 extension Command {
-    public var options: [OptionSpec] { [] }
-    public var positionals: [PositionalSpec] { [] }
-    public var discussion: String { "" }
-    public var environmentKeys: [(name: String, help: String)] { [] }
-    public var runsOnPostgreSQL: Bool { false }
-    public var libraries: [LazyLibrary] { [] }
+    package var options: [OptionSpec] { [] }
+    package var positionals: [PositionalSpec] { [] }
+    package var discussion: String { "" }
+    package var environmentKeys: [(name: String, help: String)] { [] }
+    package var runsOnPostgreSQL: Bool { false }
+    package var libraries: [LazyLibrary] { [] }
     /// The command's name as typed (`grants issue`).
-    public var displayName: String { path.joined(separator: " ") }
+    package var displayName: String { path.joined(separator: " ") }
 }

@@ -2,22 +2,22 @@ import Foundation
 import Store
 
 /// The global options of one `job` invocation, resolved: where the store is, which clock, which output.
-public struct Invocation: Sendable {
-    public var storePath: String
-    public var clock: Clock
-    public var jsonOutput: Bool
-    public var logFormat: Logger.Format
-    public var logLevel: Logger.Level
-    public var metricsDirectory: String?
-    public var environment: [String: String]
-    public var output: TextOutput
+package struct Invocation: Sendable {
+    package var storePath: String
+    package var clock: Clock
+    package var jsonOutput: Bool
+    package var logFormat: Logger.Format
+    package var logLevel: Logger.Level
+    package var metricsDirectory: String?
+    package var environment: [String: String]
+    package var output: TextOutput
     /// Where log lines go (stderr when nil).
-    public var logSink: (@Sendable (String) -> Void)?
+    package var logSink: (@Sendable (String) -> Void)?
     /// Where one-line error messages for a person go (stderr).
-    public var errorOutput: @Sendable (String) -> Void
-    public var readInput: @Sendable () throws -> [UInt8]
+    package var errorOutput: @Sendable (String) -> Void
+    package var readInput: @Sendable () throws -> [UInt8]
 
-    public init(storePath: String, clock: Clock = .system, jsonOutput: Bool = false, logFormat: Logger.Format = .text,
+    package init(storePath: String, clock: Clock = .system, jsonOutput: Bool = false, logFormat: Logger.Format = .text,
                 logLevel: Logger.Level = .info, metricsDirectory: String? = nil, environment: [String: String] = [:],
                 output: TextOutput = StandardOutput(), logSink: (@Sendable (String) -> Void)? = nil,
                 errorOutput: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) },
@@ -40,7 +40,7 @@ public struct Invocation: Sendable {
     /// An empty or relative `HOME` is refused (78, naming the variables to set): it would put the store in the
     /// filesystem root or wherever the command happens to run. A relative `XDG_STATE_HOME` is ignored, as the
     /// XDG Base Directory specification says.
-    public static func defaultStorePath(environment: [String: String]) throws -> String {
+    package static func defaultStorePath(environment: [String: String]) throws -> String {
         if let state = environment["STATE_DIRECTORY"], !state.isEmpty {
             // systemd may pass several colon-separated directories; the first is ours.
             let first = state.split(separator: ":").first.map(String.init) ?? state
@@ -59,24 +59,24 @@ public struct Invocation: Sendable {
     }
 
     /// The engine the store location names (`--store postgresql://…` for PostgreSQL).
-    public var storeEngine: Database.Engine { Database.engine(forLocation: storePath) }
+    package var storeEngine: Database.Engine { Database.engine(forLocation: storePath) }
 
     /// Refuses to run `what` (a job or command of the grants, pool, mesh or homeserver-helper role) on a
     /// PostgreSQL store, which holds the relay role only (exit 64).
-    public func requireSQLiteStore(for what: String, runsOnPostgreSQL: Bool) throws {
+    package func requireSQLiteStore(for what: String, runsOnPostgreSQL: Bool) throws {
         guard storeEngine == .postgresql, !runsOnPostgreSQL else { return }
         throw JobError.usage("'\(what)' runs on an SQLite store only: a PostgreSQL store holds the relay role (serve-relay, send-wakeups, clean-tokens, relay …); give this command an SQLite --store")
     }
 
     /// A logger for `name` with this invocation's format and destination.
-    public func logger(for name: String) -> Logger {
+    package func logger(for name: String) -> Logger {
         Logger(job: name, format: logFormat, minimumLevel: logLevel, priorityPrefix: Logger.stderrIsJournal(environment: environment), sink: logSink)
     }
 
     /// Opens the store (creating its folder and file) and applies pending migrations.
     /// Every failure is a `JobError` with exit 73 and a message that says what to do; the file is never rewritten.
     /// A PostgreSQL store is only connected to: its database is made by the operator, never by this program.
-    public func openStore(_ catalog: Catalog) throws -> Database {
+    package func openStore(_ catalog: Catalog) throws -> Database {
         if storeEngine == .postgresql {
             try LazyLibrary.postgresql.require()
         } else {
@@ -98,7 +98,7 @@ public struct Invocation: Sendable {
     /// Opens the store for `job doctor`: as every command does, or, when it cannot be opened for writing (a
     /// read-only file, folder or mount), read-only without migrating, so that the report says what is wrong
     /// instead of stopping at the first error. Any other failure is thrown as `openStore` throws it.
-    public func openStoreForReport(_ catalog: Catalog) throws -> Database {
+    package func openStoreForReport(_ catalog: Catalog) throws -> Database {
         do {
             return try openStore(catalog)
         } catch {
@@ -154,7 +154,7 @@ public struct Invocation: Sendable {
     }
 
     /// A context for `name` over an open store.
-    public func context(name: String, database: Database, arguments: Arguments, dryRun: Bool, catalog: Catalog) -> JobContext {
+    package func context(name: String, database: Database, arguments: Arguments, dryRun: Bool, catalog: Catalog) -> JobContext {
         JobContext(name: name, database: database, clock: clock, logger: logger(for: name), environment: environment,
                    arguments: arguments, dryRun: dryRun, jsonOutput: jsonOutput, storePath: storePath, output: output,
                    readInput: readInput, settings: catalog.settings,
@@ -163,8 +163,8 @@ public struct Invocation: Sendable {
 }
 
 /// Maps store failures to the documented exit codes and messages a person can act on.
-public enum StoreFailure {
-    public static func jobError(for error: Error) -> JobError {
+package enum StoreFailure {
+    package static func jobError(for error: Error) -> JobError {
         if let error = error as? JobError { return error }
         if let error = error as? NewerSchemaError {
             return JobError.store("store-newer-schema", error.description)

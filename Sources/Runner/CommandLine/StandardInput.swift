@@ -1,12 +1,12 @@
 import Foundation
 
 /// Reads standard input with a cap, so a stray pipe of gigabytes cannot grow the process without bound.
-public enum StandardInput {
+package enum StandardInput {
     /// The most a command reads from standard input: 1 MiB, far above any key, bundle or ticket.
-    public static let limit = 1 << 20
+    package static let limit = 1 << 20
 
     /// Reads standard input to its end; more than `limit` bytes is refused (65) after reading at most `limit + 1`.
-    public static func read(limit: Int = StandardInput.limit) throws -> [UInt8] {
+    package static func read(limit: Int = StandardInput.limit) throws -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

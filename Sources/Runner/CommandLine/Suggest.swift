@@ -1,7 +1,7 @@
 /// "Did you mean …?" suggestions by edit distance.
-public enum Suggest {
+package enum Suggest {
     /// The candidate closest to `input`, if it is close enough to be a likely typo.
-    public static func closest(to input: String, among candidates: [String]) -> String? {
+    package static func closest(to input: String, among candidates: [String]) -> String? {
         let scored = candidates.map { ($0, distance(input, $0)) }.sorted { $0.1 < $1.1 }
         guard let best = scored.first else { return nil }
         let limit = max(2, input.count / 3)
@@ -9,7 +9,7 @@ public enum Suggest {
     }
 
     /// Levenshtein distance.
-    public static func distance(_ a: String, _ b: String) -> Int {
+    package static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }

@@ -1,5 +1,5 @@
 /// What one `job doctor` check found. Details are fixed text and counts only — never an identifier, URL, path or key.
-public enum DoctorOutcome: Sendable {
+package enum DoctorOutcome: Sendable {
     case pass(String)
     /// Failed, with the exit code the failure stands for (78 configuration, 69 unavailable, 73 store).
     case fail(String, ExitCode)
@@ -8,7 +8,7 @@ public enum DoctorOutcome: Sendable {
     case warn(String)
 
     /// The status word printed and logged.
-    public var word: String {
+    package var word: String {
         switch self {
         case .pass: return "ok"
         case .fail: return "FAIL"
@@ -17,14 +17,14 @@ public enum DoctorOutcome: Sendable {
         }
     }
 
-    public var detail: String {
+    package var detail: String {
         switch self {
         case .pass(let text), .fail(let text, _), .skip(let text), .warn(let text): return text
         }
     }
 
-    public var isFailure: Bool { if case .fail = self { return true } else { return false } }
+    package var isFailure: Bool { if case .fail = self { return true } else { return false } }
 
     /// A failure carrying a `JobError`'s message and exit code.
-    public static func fail(_ error: JobError) -> DoctorOutcome { .fail(error.message, error.exitCode) }
+    package static func fail(_ error: JobError) -> DoctorOutcome { .fail(error.message, error.exitCode) }
 }

@@ -1,16 +1,16 @@
 import Foundation
 
 /// Named integer counts of what a pass did (`lapsed`, `purged`, `pushed` …), in the order first touched.
-public struct Counts: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+package struct Counts: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     public private(set) var entries: [(key: String, value: Int)] = []
 
-    public init() {}
-    public init(dictionaryLiteral elements: (StaticString, Int)...) {
+    package init() {}
+    package init(dictionaryLiteral elements: (StaticString, Int)...) {
         for (key, value) in elements { self["\(key)"] = value }
     }
 
     /// The count named `key` (0 when never set). Keys are fixed words chosen by the job.
-    public subscript(key: String) -> Int {
+    package subscript(key: String) -> Int {
         get { entries.first { $0.key == key }?.value ?? 0 }
         set {
             if let index = entries.firstIndex(where: { $0.key == key }) { entries[index].value = newValue }
@@ -19,17 +19,17 @@ public struct Counts: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     }
 
     /// Adds `amount` to the count named `key`.
-    public mutating func add(_ key: StaticString, _ amount: Int = 1) { self["\(key)"] += amount }
+    package mutating func add(_ key: StaticString, _ amount: Int = 1) { self["\(key)"] += amount }
 
     /// The counts as a JSON object.
-    public var json: JSON { .object(entries.map { ($0.key, JSON.int(Int64($0.value))) }) }
+    package var json: JSON { .object(entries.map { ($0.key, JSON.int(Int64($0.value))) }) }
 
-    public static func == (a: Counts, b: Counts) -> Bool {
+    package static func == (a: Counts, b: Counts) -> Bool {
         a.entries.map(\.key) == b.entries.map(\.key) && a.entries.map(\.value) == b.entries.map(\.value)
     }
 
     /// Reads back the flat `{"key":n,…}` object that `json.rendered()` wrote to the ledger; nil if it is not one.
-    public init?(ledgerText text: String) {
+    package init?(ledgerText text: String) {
         self.init()
         let body = text.trimmingCharacters(in: .whitespaces)
         guard body.hasPrefix("{"), body.hasSuffix("}") else { return nil }

@@ -3,7 +3,7 @@
 /// A pass does its work in batches of at most 1,000 rows per transaction, calls
 /// `context.checkCancellation()` between batches, and returns named counts. The runner around it takes the
 /// lease, records the ledger row, writes metrics and maps errors to exit codes; `run` only does the work.
-public protocol Job: Sendable {
+package protocol Job: Sendable {
     /// The **fixed** name users' timers and scripts call (`sweep-grants`).
     var name: String { get }
     /// One line for `job list` and help.
@@ -36,13 +36,13 @@ public protocol Job: Sendable {
 }
 
 extension Job {
-    public var options: [OptionSpec] { [] }
-    public var environmentKeys: [(name: String, help: String)] { [] }
-    public var settingKeys: [String] { [] }
-    public var leaseSeconds: Int { 600 }
-    public var credentials: [String] { [] }
-    public var runsOnPostgreSQL: Bool { false }
-    public var passesShareWork: Bool { false }
-    public var libraries: [LazyLibrary] { [] }
-    public var checksStoreBeforeWriting: Bool { false }
+    package var options: [OptionSpec] { [] }
+    package var environmentKeys: [(name: String, help: String)] { [] }
+    package var settingKeys: [String] { [] }
+    package var leaseSeconds: Int { 600 }
+    package var credentials: [String] { [] }
+    package var runsOnPostgreSQL: Bool { false }
+    package var passesShareWork: Bool { false }
+    package var libraries: [LazyLibrary] { [] }
+    package var checksStoreBeforeWriting: Bool { false }
 }

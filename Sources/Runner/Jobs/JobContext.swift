@@ -6,29 +6,29 @@ import Store
 /// Everything a job pass or a command receives: the store, the injected clock, the logger, configuration,
 /// its parsed arguments, output, and cancellation. Domain code takes what it needs from here and nothing
 /// from globals.
-public final class JobContext {
+package final class JobContext {
     /// The job or command name (`sweep-grants`, `grants issue`).
-    public let name: String
+    package let name: String
     /// The open, migrated store.
-    public let database: Database
+    package let database: Database
     /// The clock domain decisions read (`--now`).
-    public let clock: Clock
-    public let logger: Logger
+    package let clock: Clock
+    package let logger: Logger
     /// Process environment (configuration such as `RELAY_URL`).
-    public let environment: [String: String]
+    package let environment: [String: String]
     /// Options and positionals after the command name.
-    public let arguments: Arguments
+    package let arguments: Arguments
     /// `--dry-run`: report what would be done, change nothing.
-    public let dryRun: Bool
+    package let dryRun: Bool
     /// `--json`: stdout carries exactly one JSON value.
-    public let jsonOutput: Bool
+    package let jsonOutput: Bool
     /// Path of the store file.
-    public let storePath: String
-    public let output: TextOutput
+    package let storePath: String
+    package let output: TextOutput
     /// Reads all of standard input (grant bundles, keys).
-    public let readInput: @Sendable () throws -> [UInt8]
+    package let readInput: @Sendable () throws -> [UInt8]
     /// Registered settings.
-    public let settings: Settings
+    package let settings: Settings
     private let storeKeyLocation: StoreKeyLocation
     /// The modules' sealed values a key is checked against when the key-check row is missing.
     private let sealedSamples: [SealedSample]
@@ -38,7 +38,7 @@ public final class JobContext {
     /// The emitted progress (rows done, total), for an operator watching a TTY.
     var progressReporter: ProgressReporter?
 
-    public init(name: String, database: Database, clock: Clock, logger: Logger, environment: [String: String],
+    package init(name: String, database: Database, clock: Clock, logger: Logger, environment: [String: String],
                 arguments: Arguments, dryRun: Bool, jsonOutput: Bool, storePath: String, output: TextOutput,
                 readInput: @escaping @Sendable () throws -> [UInt8], settings: [SettingSpec], storeKeyLocation: StoreKeyLocation,
                 sealedSamples: [SealedSample] = []) {
@@ -61,21 +61,21 @@ public final class JobContext {
     /// The same context over a new connection of its own to the same store (a `Database` is used from one thread
     /// at a time). The copy shares the clock, logger, environment, arguments, output and the store key already
     /// loaded: call `keyring()` first. For another thread, hand it `reopening()` instead and `open()` it there.
-    public func reopened() throws -> JobContext { try reopening().open() }
+    package func reopened() throws -> JobContext { try reopening().open() }
 
     /// What another thread needs to open this context over a store connection of its own: taken on the thread
     /// that owns this context (a context and its `Database` never cross threads), opened on the other.
-    public func reopening() -> Reopening {
+    package func reopening() -> Reopening {
         Reopening(name: name, clock: clock, logger: logger, environment: environment, arguments: arguments, dryRun: dryRun,
                   jsonOutput: jsonOutput, storePath: storePath, output: output, readInput: readInput, settings: settings.specs,
                   storeKeyLocation: storeKeyLocation, storeKey: cachedStoreKey, keyring: cachedKeyring, sealedSamples: sealedSamples)
     }
 
     /// A context to be opened on another thread: everything but the store connection, which `open()` makes.
-    public struct Reopening: Sendable {
+    package struct Reopening: Sendable {
         let name: String
         let clock: Clock
-        public let logger: Logger
+        package let logger: Logger
         let environment: [String: String]
         let arguments: Arguments
         let dryRun: Bool
@@ -90,7 +90,7 @@ public final class JobContext {
         let sealedSamples: [SealedSample]
 
         /// The context over a new connection to the store, for the calling thread.
-        public func open() throws -> JobContext {
+        package func open() throws -> JobContext {
             let database: Database
             do { database = try Database(path: storePath) } catch { throw StoreFailure.jobError(for: error) }
             let context = JobContext(name: name, database: database, clock: clock, logger: logger, environment: environment,
@@ -103,13 +103,13 @@ public final class JobContext {
     }
 
     /// The injected "now".
-    public var now: Date { clock.now() }
+    package var now: Date { clock.now() }
     /// The injected "now" in Unix milliseconds.
-    public var nowMilliseconds: Int64 { clock.now().unixMilliseconds }
+    package var nowMilliseconds: Int64 { clock.now().unixMilliseconds }
 
     /// The store key (docs/design.md §4), loaded once; created on first use only at the default `<store>.key` location.
     /// A key that is not the one this store's secrets were sealed under is a configuration error (exit 78).
-    public func storeKey() throws -> SecretBytes {
+    package func storeKey() throws -> SecretBytes {
         if let cachedStoreKey { return cachedStoreKey }
         let sealed: Int = try database.scalar("SELECT count(*) FROM store_key_check") ?? 0
         let samples = sealed > 0 ? [] : StoreKeyCheck.samples(sealedSamples, in: database)
@@ -120,7 +120,7 @@ public final class JobContext {
     }
 
     /// The keyring over the store key: sealing, opening and blind indexes for secrets at rest.
-    public func keyring() throws -> StoreKeyring {
+    package func keyring() throws -> StoreKeyring {
         if let cachedKeyring { return cachedKeyring }
         let keyring = try StoreKeyring(storeKey: storeKey())
         cachedKeyring = keyring
@@ -129,13 +129,13 @@ public final class JobContext {
 
     /// What the pass has committed so far. A job that updates this as batches commit has them recorded
     /// in the ledger even when it fails or is stopped part-way.
-    public var committed = Counts()
+    package var committed = Counts()
     private var lastYield = Date()
 
     /// Call between batches: throws `JobError.cancelled` once SIGTERM or SIGINT arrived, renews the lease when
     /// due, and every 100 ms pauses 5 ms outside any transaction so other writers (the app, other jobs) get the
     /// write lock instead of waiting for the whole pass. Safe inside a transaction too (then it never pauses).
-    public func checkCancellation() throws {
+    package func checkCancellation() throws {
         if shim_termination_signal() != 0 { throw JobError.cancelled }
         try heartbeat?()
         if !database.isInTransaction, Date().timeIntervalSince(lastYield) >= 0.1 {
@@ -145,18 +145,18 @@ public final class JobContext {
     }
 
     /// Reports progress for a long pass (shown on a TTY only, never in `--json` mode).
-    public func progress(done: Int, total: Int?) {
+    package func progress(done: Int, total: Int?) {
         progressReporter?.report(done: done, total: total)
     }
 
     /// Writes a line to stdout (human mode).
-    public func print(_ line: String) { output.write(line + "\n") }
+    package func print(_ line: String) { output.write(line + "\n") }
 
     /// Writes one JSON value to stdout.
-    public func printJSON(_ value: JSON) { output.write(value.rendered() + "\n") }
+    package func printJSON(_ value: JSON) { output.write(value.rendered() + "\n") }
 
     /// An environment variable, with empty treated as unset.
-    public func env(_ name: String) -> String? {
+    package func env(_ name: String) -> String? {
         guard let value = environment[name], !value.isEmpty else { return nil }
         return value
     }

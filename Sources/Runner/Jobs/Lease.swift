@@ -7,13 +7,13 @@ import Store
 /// `skipped`. A lease whose holder is gone is taken over: at once when the holder was a process on this host
 /// that no longer exists (SIGKILL, OOM), otherwise when its expiry (the job's TTL, renewed between batches)
 /// has passed. Expiry is on the real clock; `acquired_at` is the ledger row's start (the invocation's clock).
-public struct Lease {
+package struct Lease {
     let database: Database
     let job: String
     /// `host:pid:starttime` of this process.
-    public let holder: String
+    package let holder: String
 
-    public init(database: Database, job: String, holder: String = Lease.processHolder()) {
+    package init(database: Database, job: String, holder: String = Lease.processHolder()) {
         self.database = database
         self.job = job
         self.holder = holder
@@ -21,7 +21,7 @@ public struct Lease {
 
     /// The lease of one pass among several of `job` running at once (`Job.passesShareWork`): its row is
     /// `<job>#<holder>`, so every pass holds its own and none is skipped.
-    public static func shared(database: Database, job: String, holder: String = Lease.processHolder()) -> Lease {
+    package static func shared(database: Database, job: String, holder: String = Lease.processHolder()) -> Lease {
         Lease(database: database, job: job + Lease.sharedSeparator + holder, holder: holder)
     }
 
@@ -46,7 +46,7 @@ public struct Lease {
     }
 
     /// What `acquire` found.
-    public enum Acquisition: Equatable {
+    package enum Acquisition: Equatable {
         case acquired(tookOverAbandoned: Bool)
         case heldByAnother
     }
@@ -92,7 +92,7 @@ public struct Lease {
 
     /// Jobs whose pass is running now: a lease not expired whose holder is not known to be dead, with when it
     /// was acquired (`job status` shows these as running, whatever the ledger's latest row says).
-    public static func running(database: Database, now: Int64) throws -> [String: Int64] {
+    package static func running(database: Database, now: Int64) throws -> [String: Int64] {
         var result: [String: Int64] = [:]
         for row in try database.query("SELECT job, holder, acquired_at FROM job_leases WHERE expires_at > ?", [now]) {
             let holder: String = try row.get(1)
@@ -107,7 +107,7 @@ public struct Lease {
 
     /// This process as a lease holder: host name, pid and the kernel's start time of the pid (so a reused
     /// pid is not mistaken for the holder).
-    public static func processHolder() -> String {
+    package static func processHolder() -> String {
         let pid = getpid()
         return "\(hostName()):\(pid):\(startTime(of: pid) ?? "0")"
     }

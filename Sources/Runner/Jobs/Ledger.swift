@@ -5,22 +5,22 @@ import Store
 ///
 /// Rows use the invocation's clock (`--now` when given, else the system clock), the same clock `maintain-store`
 /// prunes them by: a pass under an emulated day is recorded, shown and pruned on that day. Durations are real.
-public struct Ledger {
+package struct Ledger {
     let database: Database
 
-    public init(database: Database) { self.database = database }
+    package init(database: Database) { self.database = database }
 
     /// One recorded pass.
-    public struct Run: Sendable {
-        public let id: Int64
-        public let job: String
-        public let startedAt: Int64
-        public let finishedAt: Int64?
-        public let outcome: String
-        public let exitCode: Int?
-        public let durationMilliseconds: Int?
-        public let countsJSON: String
-        public let reason: String?
+    package struct Run: Sendable {
+        package let id: Int64
+        package let job: String
+        package let startedAt: Int64
+        package let finishedAt: Int64?
+        package let outcome: String
+        package let exitCode: Int?
+        package let durationMilliseconds: Int?
+        package let countsJSON: String
+        package let reason: String?
     }
 
     /// Records a pass that started (outcome `running`); returns its id.
@@ -65,7 +65,7 @@ public struct Ledger {
     }
 
     /// The latest pass of each job.
-    public func latestRuns() throws -> [Run] {
+    package func latestRuns() throws -> [Run] {
         try database.query("""
             SELECT r.id, r.job, r.started_at, r.finished_at, r.outcome, r.exit_code, r.duration_ms, r.counts, r.reason
             FROM job_runs r
@@ -75,7 +75,7 @@ public struct Ledger {
     }
 
     /// The latest pass of each job that ended with `outcome` (`completed`, `failed`).
-    public func latestRuns(outcome: JobResult.Outcome) throws -> [String: Run] {
+    package func latestRuns(outcome: JobResult.Outcome) throws -> [String: Run] {
         let runs = try database.query("""
             SELECT r.id, r.job, r.started_at, r.finished_at, r.outcome, r.exit_code, r.duration_ms, r.counts, r.reason
             FROM job_runs r
@@ -85,7 +85,7 @@ public struct Ledger {
     }
 
     /// All passes, newest first, at most `limit`.
-    public func runs(job: String? = nil, limit: Int = 1000) throws -> [Run] {
+    package func runs(job: String? = nil, limit: Int = 1000) throws -> [Run] {
         if let job {
             return try database.query("SELECT id, job, started_at, finished_at, outcome, exit_code, duration_ms, counts, reason FROM job_runs WHERE job = ? ORDER BY id DESC LIMIT ?", [job, limit]).map(Ledger.run)
         }
@@ -93,12 +93,12 @@ public struct Ledger {
     }
 
     /// When `job` last completed with exit code 0, if ever; a skipped pass (lease held, disabled) is no success.
-    public func lastSuccess(job: String) throws -> Int64? {
+    package func lastSuccess(job: String) throws -> Int64? {
         try database.scalar("SELECT max(finished_at) FROM job_runs WHERE job = ? AND exit_code = 0 AND outcome = 'completed'", [job])
     }
 
     /// Deletes at most `batchSize` finished rows that started before `cutoff`; returns how many it deleted.
-    public func prune(before cutoff: Int64, batchSize: Int) throws -> Int {
+    package func prune(before cutoff: Int64, batchSize: Int) throws -> Int {
         try database.execute("""
             DELETE FROM job_runs WHERE id IN (
                 SELECT id FROM job_runs WHERE started_at < ? AND outcome != 'running' ORDER BY id LIMIT ?)

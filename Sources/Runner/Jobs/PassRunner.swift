@@ -3,27 +3,27 @@ import Foundation
 import Store
 
 /// Runs one pass of a job around its `run`: lease, ledger, signals, metrics, output and exit code.
-public struct PassRunner {
-    public let catalog: Catalog
-    public let invocation: Invocation
+package struct PassRunner {
+    package let catalog: Catalog
+    package let invocation: Invocation
 
-    public init(catalog: Catalog, invocation: Invocation) {
+    package init(catalog: Catalog, invocation: Invocation) {
         self.catalog = catalog
         self.invocation = invocation
     }
 
     /// What happened, for callers that want more than the exit code (tests).
-    public struct Report {
-        public let result: JobResult
-        public let exitCode: ExitCode
-        public let error: JobError?
-        public let startedAt: Date
-        public let durationMilliseconds: Int
+    package struct Report {
+        package let result: JobResult
+        package let exitCode: ExitCode
+        package let error: JobError?
+        package let startedAt: Date
+        package let durationMilliseconds: Int
     }
 
     /// Runs one pass of `job` with `tokens` (the words after the job name) and returns its exit code.
     @discardableResult
-    public func run(_ job: any Job, tokens: [String]) -> ExitCode {
+    package func run(_ job: any Job, tokens: [String]) -> ExitCode {
         let logger = invocation.logger(for: job.name)
         do {
             let options = job.options + [OptionSpec.flag("--dry-run", "report what the pass would do, change nothing")]
@@ -40,7 +40,7 @@ public struct PassRunner {
     }
 
     /// The pass itself over an open store.
-    public func pass(_ job: any Job, database: Database, arguments: Arguments, logger: Logger) -> Report {
+    package func pass(_ job: any Job, database: Database, arguments: Arguments, logger: Logger) -> Report {
         let dryRun = arguments.flag("--dry-run")
         let context = invocation.context(name: job.name, database: database, arguments: arguments, dryRun: dryRun, catalog: catalog)
         let started = Date()

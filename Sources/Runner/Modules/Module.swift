@@ -1,23 +1,23 @@
 /// What one module contributes to the executable: its migrations, jobs, commands and settings.
 ///
 /// `main.swift` lists the modules; registering a new job is one line in its module's `jobs` array.
-public struct Module: Sendable {
-    public let name: String
-    public let migrations: [Migration]
+package struct Module: Sendable {
+    package let name: String
+    package let migrations: [Migration]
     /// The same tables in PostgreSQL's dialect, for the modules whose jobs run on a PostgreSQL store (the relay
     /// role); named apart from the SQLite ones (`<module>-pg-<nnn>-<what>`).
-    public let postgresMigrations: [Migration]
-    public let jobs: [any Job]
-    public let commands: [any Command]
-    public let settings: [SettingSpec]
+    package let postgresMigrations: [Migration]
+    package let jobs: [any Job]
+    package let commands: [any Command]
+    package let settings: [SettingSpec]
     /// `job doctor` checks for this module's jobs.
-    public let doctor: [DoctorGroup]
+    package let doctor: [DoctorGroup]
     /// What `maintain-store` prunes of this module's tables.
-    public let upkeep: [StoreUpkeep]
+    package let upkeep: [StoreUpkeep]
     /// Where this module keeps values sealed under the store key (`StoreKeyCheck` checks a key against them).
-    public let sealedSamples: [SealedSample]
+    package let sealedSamples: [SealedSample]
 
-    public init(name: String, migrations: [Migration] = [], postgresMigrations: [Migration] = [], jobs: [any Job] = [], commands: [any Command] = [],
+    package init(name: String, migrations: [Migration] = [], postgresMigrations: [Migration] = [], jobs: [any Job] = [], commands: [any Command] = [],
                 settings: [SettingSpec] = [], doctor: [DoctorGroup] = [], upkeep: [StoreUpkeep] = [], sealedSamples: [SealedSample] = []) {
         self.upkeep = upkeep
         self.sealedSamples = sealedSamples
@@ -32,18 +32,18 @@ public struct Module: Sendable {
 }
 
 /// Everything the executable knows: the modules' jobs, commands, settings and migrations, checked for clashes.
-public struct Catalog: Sendable {
-    public let modules: [Module]
-    public let jobs: [any Job]
-    public let commands: [any Command]
-    public let settings: [SettingSpec]
-    public let migrator: Migrator
+package struct Catalog: Sendable {
+    package let modules: [Module]
+    package let jobs: [any Job]
+    package let commands: [any Command]
+    package let settings: [SettingSpec]
+    package let migrator: Migrator
     /// The migrations of a PostgreSQL store.
-    public let postgresMigrator: Migrator
+    package let postgresMigrator: Migrator
     /// Every module's sealed values (`SealedSample`).
-    public let sealedSamples: [SealedSample]
+    package let sealedSamples: [SealedSample]
 
-    public init(modules: [Module]) {
+    package init(modules: [Module]) {
         self.modules = modules
         // `maintain-store` runs every module's upkeep, so it is given them here rather than by one module.
         let upkeep = modules.flatMap(\.upkeep)
@@ -66,10 +66,10 @@ public struct Catalog: Sendable {
     }
 
     /// The migrator for a store of `engine`.
-    public func migrator(for engine: Database.Engine) -> Migrator {
+    package func migrator(for engine: Database.Engine) -> Migrator {
         engine == .postgresql ? postgresMigrator : migrator
     }
 
     /// The job named `name`.
-    public func job(named name: String) -> (any Job)? { jobs.first { $0.name == name } }
+    package func job(named name: String) -> (any Job)? { jobs.first { $0.name == name } }
 }

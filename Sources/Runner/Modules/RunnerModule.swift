@@ -1,6 +1,6 @@
 /// The runner's own contribution: its tables, `maintain-store` and the settings commands.
-public enum RunnerModule {
-    public static let module = Module(
+package enum RunnerModule {
+    package static let module = Module(
         name: "runner",
         migrations: RunnerMigrations.all,
         postgresMigrations: RunnerPostgresMigrations.all,

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A JSON value for command output, built in code and rendered with stable key order.
-public indirect enum JSON: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
+package indirect enum JSON: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
     case null
     case bool(Bool)
     case int(Int64)
@@ -11,23 +11,23 @@ public indirect enum JSON: Sendable, Equatable, ExpressibleByStringLiteral, Expr
     /// Keys keep the order given.
     case object([(String, JSON)])
 
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int64) { self = .int(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSON)...) { self = .object(elements) }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(integerLiteral value: Int64) { self = .int(value) }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    package init(dictionaryLiteral elements: (String, JSON)...) { self = .object(elements) }
 
     /// An integer of any width.
-    public static func number<I: BinaryInteger>(_ value: I) -> JSON { .int(Int64(value)) }
+    package static func number<I: BinaryInteger>(_ value: I) -> JSON { .int(Int64(value)) }
     /// A string, or null.
-    public static func optional(_ value: String?) -> JSON { value.map(JSON.string) ?? .null }
+    package static func optional(_ value: String?) -> JSON { value.map(JSON.string) ?? .null }
     /// An integer, or null.
-    public static func optional<I: BinaryInteger>(_ value: I?) -> JSON { value.map { .int(Int64($0)) } ?? .null }
+    package static func optional<I: BinaryInteger>(_ value: I?) -> JSON { value.map { .int(Int64($0)) } ?? .null }
 
-    public static func == (a: JSON, b: JSON) -> Bool { a.rendered() == b.rendered() }
+    package static func == (a: JSON, b: JSON) -> Bool { a.rendered() == b.rendered() }
 
     /// Compact rendering.
-    public func rendered() -> String {
+    package func rendered() -> String {
         switch self {
         case .null: return "null"
         case .bool(let v): return v ? "true" : "false"
@@ -40,7 +40,7 @@ public indirect enum JSON: Sendable, Equatable, ExpressibleByStringLiteral, Expr
     }
 
     /// A JSON string literal for `text`, escaping what RFC 8259 requires.
-    public static func quote(_ text: String) -> String {
+    package static func quote(_ text: String) -> String {
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
@@ -59,7 +59,7 @@ public indirect enum JSON: Sendable, Equatable, ExpressibleByStringLiteral, Expr
     }
 
     /// Looks up `key` in an object.
-    public subscript(key: String) -> JSON? {
+    package subscript(key: String) -> JSON? {
         guard case .object(let pairs) = self else { return nil }
         return pairs.first { $0.0 == key }?.1
     }

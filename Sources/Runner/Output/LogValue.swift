@@ -3,35 +3,35 @@
 /// There is deliberately no way to build a `LogValue` from an arbitrary runtime `String`: identifiers and
 /// secrets (docs/design.md §5) therefore cannot reach a log line by accident. Words come from string literals or
 /// from `LogWord` enums whose raw values are fixed in the source.
-public enum LogValue: Sendable, Equatable, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral, ExpressibleByStringLiteral {
+package enum LogValue: Sendable, Equatable, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral, ExpressibleByStringLiteral {
     case integer(Int64)
     case double(Double)
     case bool(Bool)
     case word(FixedWord)
 
-    public init(integerLiteral value: Int64) { self = .integer(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(stringLiteral value: StaticString) { self = .word(FixedWord(value)) }
+    package init(integerLiteral value: Int64) { self = .integer(value) }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(stringLiteral value: StaticString) { self = .word(FixedWord(value)) }
 
     /// An integer count, size, status code or duration.
-    public static func int<I: BinaryInteger>(_ value: I) -> LogValue { .integer(Int64(value)) }
+    package static func int<I: BinaryInteger>(_ value: I) -> LogValue { .integer(Int64(value)) }
     /// A word fixed in the source.
-    public static func literal(_ value: StaticString) -> LogValue { .word(FixedWord(value)) }
+    package static func literal(_ value: StaticString) -> LogValue { .word(FixedWord(value)) }
     /// The raw value of a `LogWord` enum case.
-    public static func of<W: LogWord>(_ value: W) -> LogValue { .word(FixedWord(trusted: value.rawValue)) }
+    package static func of<W: LogWord>(_ value: W) -> LogValue { .word(FixedWord(trusted: value.rawValue)) }
     /// A pass result's reason (`lease-held`, `disabled`, …): jobs build reasons from literals.
-    public static func reason(_ result: JobResult) -> LogValue { .word(FixedWord(trusted: result.reason ?? "none")) }
+    package static func reason(_ result: JobResult) -> LogValue { .word(FixedWord(trusted: result.reason ?? "none")) }
     /// A failure's category (itself made from a literal when the `JobError` was built).
-    public static func category(_ error: JobError) -> LogValue { .word(FixedWord(trusted: error.category)) }
+    package static func category(_ error: JobError) -> LogValue { .word(FixedWord(trusted: error.category)) }
 }
 
 /// An enum whose raw values are fixed words, fit for logs (outcomes, categories, reasons).
-public protocol LogWord: RawRepresentable where RawValue == String {}
+package protocol LogWord: RawRepresentable where RawValue == String {}
 
 /// A word fixed in the source. Its only public initializer takes a `StaticString`, so a runtime string (an
 /// identifier, a secret) cannot become one; the runner's own fixed names use the internal `trusted` initializer.
-public struct FixedWord: Sendable, Equatable {
-    public let text: String
-    public init(_ literal: StaticString) { text = "\(literal)" }
+package struct FixedWord: Sendable, Equatable {
+    package let text: String
+    package init(_ literal: StaticString) { text = "\(literal)" }
     init(trusted text: String) { self.text = text }
 }

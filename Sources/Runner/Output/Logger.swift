@@ -4,29 +4,29 @@ import Foundation
 ///
 /// Jobs receive a logger in their context; there is no global one. Fields are `LogValue`s, which cannot hold
 /// free text, so a log line carries fixed event names, categories, counts, durations and status codes only.
-public final class Logger: Sendable {
+package final class Logger: Sendable {
     /// Severity, lowest first.
-    public enum Level: String, Sendable, Comparable, CaseIterable, LogWord {
+    package enum Level: String, Sendable, Comparable, CaseIterable, LogWord {
         case debug, info, warn, error
-        public static func < (a: Level, b: Level) -> Bool { a.rank < b.rank }
+        package static func < (a: Level, b: Level) -> Bool { a.rank < b.rank }
         private var rank: Int { Level.allCases.firstIndex(of: self)! }
     }
 
     /// Line format.
-    public enum Format: String, Sendable, CaseIterable { case text, json }
+    package enum Format: String, Sendable, CaseIterable { case text, json }
 
     /// The job or command name every line carries.
-    public let job: String
-    public let format: Format
-    public let minimumLevel: Level
+    package let job: String
+    package let format: Format
+    package let minimumLevel: Level
     /// Prefix each line with its syslog priority (`<3>` error … `<7>` debug), as sd-daemon(3) describes, so
     /// journald records each line at its level. Set when stderr is the journal (`JOURNAL_STREAM`).
-    public let priorityPrefix: Bool
+    package let priorityPrefix: Bool
     private let sink: @Sendable (String) -> Void
     private let lock = NSLock()
 
     /// A logger writing to `sink` (stderr by default).
-    public init(job: String, format: Format = .text, minimumLevel: Level = .info, priorityPrefix: Bool = false,
+    package init(job: String, format: Format = .text, minimumLevel: Level = .info, priorityPrefix: Bool = false,
                 sink: (@Sendable (String) -> Void)? = nil) {
         self.job = job
         self.format = format
@@ -36,13 +36,13 @@ public final class Logger: Sendable {
     }
 
     /// The same destination and format, for another job name.
-    public func named(_ job: String) -> Logger {
+    package func named(_ job: String) -> Logger {
         Logger(job: job, format: format, minimumLevel: minimumLevel, priorityPrefix: priorityPrefix, sink: sink)
     }
 
     /// True when stderr is the systemd journal: `JOURNAL_STREAM` names the device and inode of fd 2
     /// ("compare the device and inode numbers … with the ones of stderr", systemd.exec(5)).
-    public static func stderrIsJournal(environment: [String: String]) -> Bool {
+    package static func stderrIsJournal(environment: [String: String]) -> Bool {
         guard let value = environment["JOURNAL_STREAM"] else { return false }
         let parts = value.split(separator: ":")
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
@@ -52,7 +52,7 @@ public final class Logger: Sendable {
     }
 
     /// The sd-daemon priority prefix of `level`: SD_ERR `<3>`, SD_WARNING `<4>`, SD_INFO `<6>`, SD_DEBUG `<7>`.
-    public static func priority(_ level: Level) -> String {
+    package static func priority(_ level: Level) -> String {
         switch level {
         case .error: return "<3>"
         case .warn: return "<4>"
@@ -63,7 +63,7 @@ public final class Logger: Sendable {
 
     /// The last line of a failed command on stderr: `job: message` (plus the usage hint), or with the JSON
     /// format one JSON object. The message is a `JobError`'s, which never carries an identifier or secret.
-    public static func failureLine(command: String?, _ failure: JobError, format: Format, priorityPrefix: Bool, usageHint: String?) -> String {
+    package static func failureLine(command: String?, _ failure: JobError, format: Format, priorityPrefix: Bool, usageHint: String?) -> String {
         let prefix = priorityPrefix ? priority(.error) : ""
         switch format {
         case .text:
@@ -79,18 +79,18 @@ public final class Logger: Sendable {
         }
     }
 
-    public func debug(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.debug, event, fields) }
-    public func info(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.info, event, fields) }
-    public func warn(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.warn, event, fields) }
-    public func error(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.error, event, fields) }
+    package func debug(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.debug, event, fields) }
+    package func info(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.info, event, fields) }
+    package func warn(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.warn, event, fields) }
+    package func error(_ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:]) { log(.error, event, fields) }
 
     /// Logs `fields` then `counts` as fields of one event (count names come from the job's fixed count keys).
-    public func log(_ level: Level, _ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:], counts: Counts) {
+    package func log(_ level: Level, _ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue> = [:], counts: Counts) {
         guard level >= minimumLevel else { return }
         write(level, "\(event)", fields.map { ("\($0.key)", $0.value) } + counts.entries.map { ($0.key, LogValue.integer(Int64($0.value))) })
     }
 
-    public func log(_ level: Level, _ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue>) {
+    package func log(_ level: Level, _ event: StaticString, _ fields: KeyValuePairs<StaticString, LogValue>) {
         guard level >= minimumLevel else { return }
         write(level, "\(event)", fields.map { ("\($0.key)", $0.value) })
     }

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Writes `DIR/<job>.prom` for node_exporter's textfile collector (docs/design.md §6), atomically (temp file + rename).
-public struct MetricsWriter {
-    public let directory: String
+package struct MetricsWriter {
+    package let directory: String
 
-    public init(directory: String) { self.directory = directory }
+    package init(directory: String) { self.directory = directory }
 
     /// The file's content for one finished pass.
     static func render(job: String, outcome: JobResult.Outcome, finishedAt: Date, lastSuccess: Date?, durationSeconds: Double,

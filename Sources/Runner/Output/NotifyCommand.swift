@@ -5,12 +5,12 @@ import Foundation
 /// The command gets `JOB_NOTIFY_KIND` (what arrived, e.g. `incoming-offer`, `received-file`) and `JOB_NOTIFY_COUNT`,
 /// and nothing identifying: it reads the listing commands if it wants more. It is given 10 seconds; a failure to
 /// start, a timeout or a non-zero exit is logged as a warning and never fails the pass.
-public enum NotifyCommand {
+package enum NotifyCommand {
     /// How long the command may run before it is terminated.
-    public static let timeoutSeconds = 10.0
+    package static let timeoutSeconds = 10.0
 
     /// Runs the hook for `count` new items of `kind`; nothing when `count` is 0 or no command is set.
-    public static func run(kind: String, count: Int, context: JobContext) {
+    package static func run(kind: String, count: Int, context: JobContext) {
         guard count > 0, let command = context.env("JOB_NOTIFY_COMMAND") else { return }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")

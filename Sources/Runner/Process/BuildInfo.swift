@@ -2,13 +2,13 @@ import CShims
 import Foundation
 
 /// What `job --version` and `job version` report: this program's version and the libraries it runs on.
-public enum BuildInfo {
+package enum BuildInfo {
     /// The program's version.
-    public static let version = "0.1.0"
+    package static let version = "0.1.0"
 
     /// The commit the binary was built from, when the build recorded one (`JOB_BUILD_COMMIT` at build time is not
     /// available to SwiftPM, so a `BUILD_COMMIT` file next to the binary is read instead; nil when absent).
-    public static func commit(executablePath: String) -> String? {
+    package static func commit(executablePath: String) -> String? {
         let path = (executablePath as NSString).deletingLastPathComponent + "/BUILD_COMMIT"
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         let commit = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -17,7 +17,7 @@ public enum BuildInfo {
     }
 
     /// The Swift compiler the binary was built with.
-    public static var swift: String {
+    package static var swift: String {
         #if compiler(>=6.4)
         return "6.4 or later"
         #elseif compiler(>=6.3)
@@ -32,7 +32,7 @@ public enum BuildInfo {
     }
 
     /// The linked libraries and their run-time versions.
-    public static var libraries: [(name: String, version: String)] {
+    package static var libraries: [(name: String, version: String)] {
         [("sqlite", String(cString: shim_sqlite_version())), ("openssl", String(cString: shim_openssl_version())),
          ("curl", String(cString: shim_curl_version()))]
     }

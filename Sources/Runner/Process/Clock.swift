@@ -6,30 +6,30 @@ import Foundation
 /// Domain decisions (expiry, slots, debounce, retention) read this clock, never `Date()`, so testers can run
 /// any day's background work, and so does the run ledger (its times and its pruning). Leases and durations use
 /// the real clock.
-public struct Clock: Sendable {
+package struct Clock: Sendable {
     private let fixed: Date?
 
     /// The system clock.
-    public static let system = Clock(fixed: nil)
+    package static let system = Clock(fixed: nil)
 
     /// A clock frozen at `instant` for the whole process.
-    public static func fixed(_ instant: Date) -> Clock { Clock(fixed: instant) }
+    package static func fixed(_ instant: Date) -> Clock { Clock(fixed: instant) }
 
     /// The current instant.
-    public func now() -> Date { fixed ?? Date() }
+    package func now() -> Date { fixed ?? Date() }
 
     /// True when the clock is emulated.
-    public var isEmulated: Bool { fixed != nil }
+    package var isEmulated: Bool { fixed != nil }
 
     /// The instants `--now` may name: 1970-01-01T00:00:00Z up to 9999-12-31T23:59:59Z, the years RFC 3339 can write.
     /// Anything outside would overflow the millisecond arithmetic of domain code mid-pass, so it is refused up front.
-    public static let emulatedRange: ClosedRange<Double> = 0...253_402_300_799.999
+    package static let emulatedRange: ClosedRange<Double> = 0...253_402_300_799.999
 
     /// Parses `--now` strictly: RFC 3339 `date-time` exactly (RFC 3339 §5.6: fractional seconds, `Z` or `±hh:mm`,
     /// leap second `:60` allowed) or `@<unix seconds>` in decimal digits with an optional fraction; nil for
     /// anything else, including impossible dates (`2026-02-30`, `T24:00`), trailing text and instants outside
     /// `emulatedRange`.
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let seconds: Double?
         if text.hasPrefix("@") { seconds = parseUnixSeconds(Array(text.utf8.dropFirst())) } else { seconds = RFC3339.seconds(Array(text.utf8)) }
         guard let seconds, emulatedRange.contains(seconds) else { return nil }
@@ -128,10 +128,10 @@ enum RFC3339 {
 
 extension Date {
     /// Unix epoch milliseconds, the unit of every `_at` column (docs/design.md §4).
-    public var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    package var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// The instant `milliseconds` after the Unix epoch.
-    public init(unixMilliseconds milliseconds: Int64) {
+    package init(unixMilliseconds milliseconds: Int64) {
         self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
@@ -139,10 +139,10 @@ extension Date {
     ///
     /// Formatted by hand, byte for byte what `ISO8601DateFormatter` with fractional seconds prints: that formatter
     /// builds an ICU date formatter per call, a tenth of `serve-link`'s CPU when every log line carries a time.
-    public var rfc3339: String { rfc3339(milliseconds: true) }
+    package var rfc3339: String { rfc3339(milliseconds: true) }
 
     /// RFC 3339 in UTC to the whole second (`2026-07-12T10:00:00Z`), the milliseconds dropped.
-    public var rfc3339Seconds: String { rfc3339(milliseconds: false) }
+    package var rfc3339Seconds: String { rfc3339(milliseconds: false) }
 
     private func rfc3339(milliseconds: Bool) -> String {
         let total = Int64((timeIntervalSince1970 * 1000).rounded())

@@ -1,5 +1,5 @@
 /// The process exit status of a `job` invocation (sysexits, docs/design.md §3). Scripts rely on these values.
-public enum ExitCode: Int32, Sendable, CaseIterable {
+package enum ExitCode: Int32, Sendable, CaseIterable {
     /// Done; also a pass skipped because another holds the lease, or a disabled job.
     case success = 0
     /// The command line was wrong (EX_USAGE).

@@ -5,7 +5,7 @@ import CLazyLibs
 /// A job or command that uses one lists it in `libraries`; the runner loads them before it opens the store, so
 /// a missing library is a clean exit 69 naming the file and the Debian package, with nothing touched. (Code that
 /// reaches a library nobody declared still stops with that line and 69, from the stub, never a crash.)
-public enum LazyLibrary: Sendable, CaseIterable {
+package enum LazyLibrary: Sendable, CaseIterable {
     /// libcurl: every HTTP client (Endorser, the relay, Syncthing, APNs).
     case curl
     /// libmicrohttpd: `serve-relay`'s HTTP server.
@@ -26,7 +26,7 @@ public enum LazyLibrary: Sendable, CaseIterable {
     }
 
     /// Loads the library now (once per process), or throws exit 69 with the loader's one-line reason.
-    public func require() throws(JobError) {
+    package func require() throws(JobError) {
         for table in tables {
             if let failure = clazy_library_load(table) {
                 throw JobError.unavailable("library-unavailable", String(cString: failure))

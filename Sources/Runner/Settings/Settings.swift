@@ -1,17 +1,17 @@
 import Store
 
 /// Reads and writes the `settings` table, falling back to each registered setting's default.
-public struct Settings {
+package struct Settings {
     let database: Database
     let specs: [SettingSpec]
 
-    public init(database: Database, specs: [SettingSpec]) {
+    package init(database: Database, specs: [SettingSpec]) {
         self.database = database
         self.specs = specs
     }
 
     /// The spec for `key`, or a usage error naming the closest known key.
-    public func spec(_ key: String) throws -> SettingSpec {
+    package func spec(_ key: String) throws -> SettingSpec {
         if let spec = specs.first(where: { $0.key == key }) { return spec }
         var message = "unknown setting \(key)"
         if let near = Suggest.closest(to: key, among: specs.map(\.key)) { message += "; did you mean \(near)?" }
@@ -20,7 +20,7 @@ public struct Settings {
 
     /// The stored value, or the default; checked against the spec where it is read, since a store can be
     /// edited by hand or by an older version: a stored value out of range is a configuration error (78).
-    public func string(_ key: String) throws -> String {
+    package func string(_ key: String) throws -> String {
         let spec = try spec(key)
         let stored: String? = try database.scalar("SELECT value FROM settings WHERE key = ?", [key])
         guard let stored else { return spec.defaultValue }
@@ -31,24 +31,24 @@ public struct Settings {
     }
 
     /// The value as an integer (range-checked by `string`).
-    public func int(_ key: String) throws -> Int {
+    package func int(_ key: String) throws -> Int {
         let text = try string(key)
         guard let value = Int(text) else { throw JobError.configuration("setting", "the stored setting \(key) is not a number; run 'job settings unset \(key)'") }
         return value
     }
 
     /// The value of an on/off toggle.
-    public func isOn(_ key: String) throws -> Bool { try string(key) == "on" }
+    package func isOn(_ key: String) throws -> Bool { try string(key) == "on" }
 
     /// True when the user stored a value (not the default).
-    public func isSet(_ key: String) throws -> Bool {
+    package func isSet(_ key: String) throws -> Bool {
         _ = try spec(key)
         let count: Int? = try database.scalar("SELECT count(*) FROM settings WHERE key = ?", [key])
         return (count ?? 0) > 0
     }
 
     /// Validates and stores `value` (in its own write transaction unless one is open).
-    public func set(_ key: String, _ value: String, now: Int64) throws {
+    package func set(_ key: String, _ value: String, now: Int64) throws {
         let spec = try spec(key)
         if let problem = spec.validate(value) { throw JobError.usage("setting \(key) \(problem)") }
         try database.writeIfNeeded { db in
@@ -60,7 +60,7 @@ public struct Settings {
     }
 
     /// Returns the setting to its default.
-    public func unset(_ key: String) throws {
+    package func unset(_ key: String) throws {
         _ = try spec(key)
         try database.writeIfNeeded { db in _ = try db.execute("DELETE FROM settings WHERE key = ?", [key]) }
     }
@@ -69,7 +69,7 @@ public struct Settings {
 extension Database {
     /// Runs `body` in a new write transaction, or directly when one is already open on this connection.
     @discardableResult
-    public func writeIfNeeded<T>(_ body: (Database) throws -> T) throws -> T {
+    package func writeIfNeeded<T>(_ body: (Database) throws -> T) throws -> T {
         isInTransaction ? try body(self) : try write(body)
     }
 }

@@ -2,11 +2,11 @@ import Foundation
 
 /// Creates the store's folders and file private to the user whatever the umask: folders 0700, the store 0600.
 /// SQLite gives the `-wal` and `-shm` files the store file's mode, so they are 0600 too.
-public enum PrivateFiles {
+package enum PrivateFiles {
     /// Creates `path`'s missing folders with mode 0700 (existing folders are left as they are).
     /// Works on the path's bytes: any shape (`x`, `0`, `d/s.sqlite`, `./x`, `//`, a trailing slash) is handled
     /// without Foundation's path helpers, one of which trapped on one-character paths.
-    public static func createFolders(for path: String) throws {
+    package static func createFolders(for path: String) throws {
         guard let folder = parentFolder(of: path) else { return }
         var missing: [String] = []
         var current: String? = folder
@@ -24,7 +24,7 @@ public enum PrivateFiles {
 
     /// The folder holding `path`, or nil when it is the current folder or the root (nothing to create).
     /// `a/b/c` → `a/b`, `/a` → nil, `a` → nil, `a//b/` → `a`.
-    public static func parentFolder(of path: String) -> String? {
+    package static func parentFolder(of path: String) -> String? {
         var bytes = Array(path.utf8)
         while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return nil }
@@ -36,7 +36,7 @@ public enum PrivateFiles {
     }
 
     /// Creates the store file empty with mode 0600 when it does not exist; SQLite then writes into it.
-    public static func createStoreFile(_ path: String) {
+    package static func createStoreFile(_ path: String) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
         fchmod(fd, 0o600)
@@ -44,14 +44,14 @@ public enum PrivateFiles {
     }
 
     /// True when a key file at `path` can be read by its group or others.
-    public static func readableByOthers(_ path: String) -> Bool {
+    package static func readableByOthers(_ path: String) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }
         return info.st_mode & 0o077 != 0
     }
 
     /// What kind of file is at `path` (following symbolic links), or nil when nothing is there.
-    public static func kind(_ path: String) -> FileKind? {
+    package static func kind(_ path: String) -> FileKind? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         switch info.st_mode & S_IFMT {
@@ -63,5 +63,5 @@ public enum PrivateFiles {
 
     /// A file's kind as far as the store and its key care: a regular file, a folder, or anything else
     /// (a FIFO, a device such as `/dev/null`, a socket).
-    public enum FileKind: Sendable { case regular, directory, other }
+    package enum FileKind: Sendable { case regular, directory, other }
 }

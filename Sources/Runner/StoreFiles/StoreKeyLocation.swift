@@ -7,21 +7,21 @@ import Store
 ///
 /// The file holds 32 raw bytes or 64 hex digits (a trailing newline is ignored). An explicitly configured
 /// key that is missing or malformed is a configuration error (exit 78); it is never replaced.
-public struct StoreKeyLocation: Sendable {
-    public let path: String
+package struct StoreKeyLocation: Sendable {
+    package let path: String
     /// True for the default `<store>.key`, the only location this program creates.
-    public let createIfMissing: Bool
+    package let createIfMissing: Bool
     /// True for `$CREDENTIALS_DIRECTORY/store-key`: systemd owns that file and its mode.
-    public let isCredential: Bool
+    package let isCredential: Bool
 
-    public init(path: String, createIfMissing: Bool, isCredential: Bool = false) {
+    package init(path: String, createIfMissing: Bool, isCredential: Bool = false) {
         self.path = path
         self.createIfMissing = createIfMissing
         self.isCredential = isCredential
     }
 
     /// Resolves the location for a store at `storePath`.
-    public static func resolve(environment: [String: String], storePath: String) -> StoreKeyLocation {
+    package static func resolve(environment: [String: String], storePath: String) -> StoreKeyLocation {
         if let credentials = environment["CREDENTIALS_DIRECTORY"], !credentials.isEmpty {
             return StoreKeyLocation(path: credentials + "/store-key", createIfMissing: false, isCredential: true)
         }
@@ -39,7 +39,7 @@ public struct StoreKeyLocation: Sendable {
     /// secrets sealed under some key, so a missing key file is refused (78) rather than replaced by a new key
     /// that could never open them. A key file outside `$CREDENTIALS_DIRECTORY` that its group or others can
     /// read is refused (78) too, as ssh refuses such private keys.
-    public func load(storeHoldsSecrets: Bool = false) throws -> SecretBytes {
+    package func load(storeHoldsSecrets: Bool = false) throws -> SecretBytes {
         guard !path.isEmpty else {
             throw JobError.configuration("store-key-missing", "a PostgreSQL store needs its key given, the same on every host: LoadCredential=store-key or JOB_STORE_KEY_FILE")
         }
