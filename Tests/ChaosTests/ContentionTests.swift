@@ -5,7 +5,7 @@ import TestSupport
 
 /// Contention at a small scale (`job-bench contention` runs 60 s per job): eight `clean-tokens` passes
 /// started over and over plus a writer process registering tokens, recording triggers and issuing grants, on one store.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct ContentionTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct ContentionTests {
     @Test func eightPassesAndTheAppShareOneStoreWithoutBusyErrorsOrOverlappingPasses() throws {
         let directory = TemporaryDirectory("contention")
         let process = ChaosProcess(executable: JobProcess.executablePath, environment: JobProcess.environment(home: directory.path))

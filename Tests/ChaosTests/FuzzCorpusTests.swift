@@ -8,7 +8,7 @@ import Testing
 /// A small corpus run of the fuzz scenario (`job-bench fuzz` runs a million inputs per decoder): every
 /// homeserver-helper and relay decoder gets seeded mutations; none may crash (which would end the test process) or hang. The
 /// mesh codecs' corpus run is MeshMediaTests' `twentyThousandMutatedInputsProduceOnlyTypedErrorsAndRoundTrips`.
-@Suite(.timeLimit(.minutes(5))) struct FuzzCorpusTests {
+@Suite(.timeLimit(.minutes(15))) struct FuzzCorpusTests {
     @Test func everyRelayDecoderSurvivesMutatedInputs() {
         let decoders = HomeserverFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
             + RelayFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
@@ -33,7 +33,7 @@ import Testing
 
 /// The same small corpus run over the grants and token-pool decoders (link frames, grant bundles, link
 /// addresses, endpoint ids, Endorser answers).
-@Suite(.timeLimit(.minutes(5))) struct GrantsAndPoolFuzzCorpusTests {
+@Suite(.timeLimit(.minutes(15))) struct GrantsAndPoolFuzzCorpusTests {
     @Test func everyGrantsAndPoolDecoderSurvivesMutatedInputs() {
         let targets = GrantsFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }
             + TokenPoolFuzzing.decoders.map { MutationFuzzer.Target(name: $0.name, seeds: $0.seeds, decode: $0.decode) }

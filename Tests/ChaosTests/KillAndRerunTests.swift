@@ -5,7 +5,7 @@ import TestSupport
 
 /// The chaos harness at a small scale: each job's pass SIGKILLed at random moments and rerun, its
 /// invariants checked against the independent model (the full-scale runs are `job-bench chaos`).
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct KillAndRerunTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct KillAndRerunTests {
     static let kills = 4
 
     func loop(_ directory: TemporaryDirectory, environment: [String: String] = [:], seed: UInt64) -> ChaosLoop {

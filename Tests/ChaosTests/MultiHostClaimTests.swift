@@ -7,7 +7,7 @@ import TestSupport
 /// On PostgreSQL a `send-wakeups` pass claims due tokens `FOR UPDATE SKIP LOCKED`, so a token row another
 /// host's transaction holds at that moment (an answer being recorded, a registration refreshed) is skipped. The
 /// Device ID's trigger must then stay pending for that token, not be consumed by the pushes of its other tokens.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct MultiHostClaimTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct MultiHostClaimTests {
     @Test func aTokenRowAnotherTransactionHoldsIsPushedByALaterPassNotDroppedWithItsTrigger() throws {
         try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
         let lab = try PostgresRelayLab("claim")

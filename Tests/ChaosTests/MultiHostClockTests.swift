@@ -6,7 +6,7 @@ import TestSupport
 /// Found by the multi-host chaos run: `send-wakeups` passes on several hosts over one PostgreSQL store
 /// read their clocks at slightly different moments, so each sees what the others wrote a few seconds "in the
 /// future". That is no clock that went backwards, and moving those times back must not lose a trigger.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct MultiHostClockTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct MultiHostClockTests {
     @Test func aPassWhoseClockIsSecondsBehindAnotherHostsMovesNothingBackAndTheNextTriggerIsStillPushed() throws {
         try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
         let lab = try PostgresRelayLab("clock")

@@ -6,7 +6,7 @@ import TestSupport
 /// Several relay hosts on one PostgreSQL store — three `serve-relay` and three `send-wakeups` processes,
 /// random SIGKILLs throughout and a PostgreSQL crash mid-run — at a small size (the full size is
 /// `job-bench chaos --job relay-multihost`); and the independent model that judges it, on hand-made logs.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct MultiHostRelayChaosTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct MultiHostRelayChaosTests {
     @Test func threeServeRelaysAndThreeSendWakeupsOnOnePostgreSQLPushEveryTriggeredTokenOnceAWindowThroughKillsAndAServerCrash() throws {
         try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
         let directory = TemporaryDirectory("chaos-multihost")

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The PostgreSQL test cluster the relay's store tests and `job-bench relay-scale` run on: a real server from
 /// Debian's postgresql package, on a Unix socket in a temporary folder, reached by psql.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct PostgresClusterTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct PostgresClusterTests {
     /// psql of the cluster's major, run as the current user (a client, like `job`).
     func psql(_ cluster: PostgresCluster, _ arguments: [String]) throws -> ExternalTool.Result {
         try ExternalTool.run(cluster.binDirectory + "/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"] + arguments,

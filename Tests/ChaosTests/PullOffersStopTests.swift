@@ -7,7 +7,7 @@ import TestSupport
 /// A `pull-offers` pass stopped by SIGTERM part-way reports the offers it committed, through the built `job`: Alice
 /// serves the link (`job serve-link`, QUIC on loopback) holding 1,000 offers for Bob, five per frame, each frame
 /// committed by Bob as it arrives.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct PullOffersStopTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct PullOffersStopTests {
     @Test func aStoppedPassReportsTheOffersItCollectedInTheJSONTheLedgerAndTheMetrics() throws {
         let directory = TemporaryDirectory("pull-stop")
         let env = JobProcess.environment(home: directory.path)

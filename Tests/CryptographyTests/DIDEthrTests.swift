@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct DIDEthrTests {
+@Suite(.timeLimit(.minutes(15))) struct DIDEthrTests {
     @Test func endorsersTestIdentityDerivesItsDID() throws {
         // docs/protocols/jwt-pool.md, test vector 3
         let key = try Secp256k1PrivateKey(rawRepresentation: SecretBytes(hex("2b6472c026ec2aa2c4235c994a63868fc9212d18b58f6cbfe861b52e71330f5b")))

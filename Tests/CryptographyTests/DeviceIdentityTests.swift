@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import Cryptography
 
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct DeviceIdentityTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct DeviceIdentityTests {
     @Test func theDeviceIDOfSyncthingsOwnCertificateIsTheOneSyncthingPrinted() throws {
         let printed = String(decoding: try TriggerV2Fixtures.file("syncthing-p384", "device-id.txt"), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)

@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct EthereumTests {
+@Suite(.timeLimit(.minutes(15))) struct EthereumTests {
     /// EIP-55's own examples.
     static let eip55 = [
         "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",

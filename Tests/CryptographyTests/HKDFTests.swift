@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct HKDFTests {
+@Suite(.timeLimit(.minutes(15))) struct HKDFTests {
     @Test func rfc5869TestCase1DerivesTheExpectedKey() throws {
         let okm = try HKDF.deriveKey(
             inputKey: SecretBytes([UInt8](repeating: 0x0b, count: 22)),

@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct HexTests {
+@Suite(.timeLimit(.minutes(15))) struct HexTests {
     @Test func encodingIsLowercaseTwoDigitsPerByte() {
         #expect(Hex.encode([0x00, 0x0f, 0xab, 0xff]) == "000fabff")
         #expect(Hex.encode([]) == "")

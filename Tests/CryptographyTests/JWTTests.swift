@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct JWTTests {
+@Suite(.timeLimit(.minutes(15))) struct JWTTests {
     static let referenceKeyHex = "278a5de700e29faae8e40e366ec5012b5ec63d36ec77e8a2417154cc1d25383f"
     static let referenceAddress = "f3beac30c498d9e26865f34fcaa57dbb935b0d74"
     /// docs/protocols/jwt-pool.md, test vector 2.

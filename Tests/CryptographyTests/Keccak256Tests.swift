@@ -2,7 +2,7 @@ import COpenSSL
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct Keccak256Tests {
+@Suite(.timeLimit(.minutes(15))) struct Keccak256Tests {
     @Test func theEmptyMessageHashesToEthereumsKeccak256() {
         #expect(Keccak256.hash([]) == hex("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470"))
     }

@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct P256Tests {
+@Suite(.timeLimit(.minutes(15))) struct P256Tests {
     /// RFC 6979 A.2.5 (P-256): the private key x = C9AFA9D8…0F6721 as PKCS#8 PEM.
     static let rfc6979PEM = """
     -----BEGIN PRIVATE KEY-----

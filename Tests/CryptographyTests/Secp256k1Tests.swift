@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct Secp256k1Tests {
+@Suite(.timeLimit(.minutes(15))) struct Secp256k1Tests {
     /// docs/protocols/jwt-pool.md, test vector 1 (did-jwt ES256KSigner.test.ts).
     static let privateKey = "278a5de700e29faae8e40e366ec5012b5ec63d36ec77e8a2417154cc1d25383f"
     static let message = "thequickbrownfoxjumpedoverthelazyprogrammer"
@@ -108,7 +108,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct Secp256k1ConcurrencyTests {
+@Suite(.timeLimit(.minutes(15))) struct Secp256k1ConcurrencyTests {
     @Test func concurrentSignersShareTheContextAndAgree() async throws {
         let key = try Secp256k1Tests.referenceKey()
         let expected = try Base64URL.decode(Secp256k1Tests.signature)

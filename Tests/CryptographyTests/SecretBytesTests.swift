@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct SecretBytesTests {
+@Suite(.timeLimit(.minutes(15))) struct SecretBytesTests {
     @Test func aSecretRedactsItselfWhenPrinted() throws {
         let secret = SecretBytes([0xde, 0xad, 0xbe, 0xef])
         #expect("\(secret)" == "<redacted 4 bytes>")

@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct StoreKeyringTests {
+@Suite(.timeLimit(.minutes(15))) struct StoreKeyringTests {
     static func keyring(_ fill: UInt8 = 1) throws -> StoreKeyring {
         try StoreKeyring(storeKey: SecretBytes([UInt8](repeating: fill, count: 32)))
     }

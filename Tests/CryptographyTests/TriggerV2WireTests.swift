@@ -1,7 +1,7 @@
 import Testing
 @testable import Cryptography
 
-@Suite(.timeLimit(.minutes(5))) struct TriggerV2WireTests {
+@Suite(.timeLimit(.minutes(15))) struct TriggerV2WireTests {
     @Test func eachVectorsSignedMessageIsTheOneWeBuild() throws {
         let (_, _, vectors) = try TriggerV2Fixtures.vectors()
         for vector in vectors where vector.refusal != "certificate-too-large" {

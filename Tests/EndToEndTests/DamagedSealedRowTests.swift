@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// A damaged sealed row is that row's failure: pull-offers counts it and carries on with the other contacts.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct DamagedSealedRowTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct DamagedSealedRowTests {
     let home = TemporaryDirectory("sealed")
 
     func node(_ name: String) -> (store: String, env: [String: String]) {

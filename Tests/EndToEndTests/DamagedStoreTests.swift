@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// A damaged or unusable store: a clear message, exit 73, and the file never made worse.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct DamagedStoreTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct DamagedStoreTests {
     let home = TemporaryDirectory("damaged")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `job doctor` reads the options the passes read and warns of a store it cannot write.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct DoctorReportTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct DoctorReportTests {
     let home = TemporaryDirectory("doctor")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `job list`, `job status --json`, `job migrate` and `job maintain-store --json` on a machine with no configuration.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct FreshMachineTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct FreshMachineTests {
     @Test func withNoConfigurationTheDefaultStoreIsCreatedUnderXDGStateHome() throws {
         let home = TemporaryDirectory("home")
         let env = JobProcess.environment(home: home.path)

@@ -5,7 +5,7 @@ import TestSupport
 /// The network libraries (libcurl, GnuTLS, ngtcp2, libmicrohttpd), OpenSSL's libcrypto, libsecp256k1 and zlib are
 /// loaded only by the commands that use them, observed from outside: the dynamic loader's own trace (`LD_DEBUG=files`) of the real `job`, and, for a missing
 /// library, a private mount namespace in which the library's file is unreadable (`/dev/null` bound over it).
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct LazyLibraryTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct LazyLibraryTests {
     let home = TemporaryDirectory("lazylibs")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }

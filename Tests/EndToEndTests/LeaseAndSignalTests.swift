@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// Real processes contending for one store: leases, SIGKILL, SIGTERM, eight at once.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct LeaseAndSignalTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct LeaseAndSignalTests {
     let home = TemporaryDirectory("e2e")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }

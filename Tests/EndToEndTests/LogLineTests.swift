@@ -4,7 +4,7 @@ import TestSupport
 
 /// What stderr carries: JSON lines throughout with `--log-format json`, durations and reasons on pass events,
 /// failed doctor checks at error, metrics failures with a category, and sd-daemon priorities under the journal.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct LogLineTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct LogLineTests {
     let home = TemporaryDirectory("logs")
     var env: [String: String] { JobProcess.environment(home: home.path) }
     var store: String { home.file("store.sqlite") }

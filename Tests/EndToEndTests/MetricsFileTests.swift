@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Metrics files node_exporter can read and scrape without label clashes, with outcomes, and honest last success.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct MetricsFileTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct MetricsFileTests {
     let home = TemporaryDirectory("metrics")
     var store: String { home.file("store.sqlite") }
     var metrics: String { home.file("textfile") }
@@ -35,7 +35,7 @@ import TestSupport
 }
 
 /// mint-pool reports pool health: the UTC days, today included, its live pool still covers.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct PoolHealthMetricTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct PoolHealthMetricTests {
     let home = TemporaryDirectory("pool-health")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }

@@ -8,7 +8,7 @@ import TestSupport
 /// string carrying a canary password (the cluster trusts its socket, so the password is sent nowhere and any
 /// copy of it in the output is ours); nothing any run prints — stdout, stderr, error lines, `--json` — and no
 /// ledger row carries one. Failure paths too: an unreachable APNs host, a missing database, a malformed location.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct PostgresPrivacyCanaryTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct PostgresPrivacyCanaryTests {
     static let password = "CANARY-pg-password-4d4d"
     static let deviceID = PrivacyCanaryTests.deviceID
     static let apnsToken = PrivacyCanaryTests.apnsToken

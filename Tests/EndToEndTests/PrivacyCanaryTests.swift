@@ -6,7 +6,7 @@ import TestSupport
 /// docs/design.md §5: logs never carry an identifier or a secret. Every job and every command runs with canary values in
 /// every identifier and secret; stderr (text and JSON logs, error messages), the metrics files and the ledger must
 /// hold none of them. A command added without a case here fails `everyJobAndCommandHasACanaryCase`.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct PrivacyCanaryTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct PrivacyCanaryTests {
     // Values chosen so a leak is unmistakable; each is also valid input for its option.
     static let deviceID = "CANARYD-EVICEAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG"
     static let otherDeviceID = "CANARYO-THERAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG"

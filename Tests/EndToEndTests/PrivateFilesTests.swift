@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The store, its WAL, SHM, key and folders are private whatever the umask; the key is never silently replaced.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct PrivateFilesTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct PrivateFilesTests {
     let home = TemporaryDirectory("private")
     var store: String { home.path + "/a/b/store.sqlite" }
     var env: [String: String] { JobProcess.environment(home: home.path) }

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The process's edges: standard input, argument bytes, an empty store file, signals early and mid-pass.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct ProcessEdgeTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct ProcessEdgeTests {
     let home = TemporaryDirectory("edges")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }

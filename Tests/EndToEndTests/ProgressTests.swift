@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// Progress on stderr for long passes: on a terminal only, never in JSON mode or into a pipe.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct ProgressTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct ProgressTests {
     static let hasScript = FileManager.default.isExecutableFile(atPath: "/usr/bin/script")
 
     @Test(.enabled(if: ProgressTests.hasScript, "needs script(1) from bsdutils for a pseudo-terminal"))

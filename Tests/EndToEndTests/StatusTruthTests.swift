@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `job status` shows a pass that holds its lease as running, and both the last completed and last failed pass.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct StatusTruthTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct StatusTruthTests {
     let home = TemporaryDirectory("status-truth")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }

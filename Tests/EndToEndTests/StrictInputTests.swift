@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Bad `--now` values and out-of-range stored settings are refused with their exit code before a pass writes anything.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct StrictInputTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct StrictInputTests {
     let home = TemporaryDirectory("strict")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }

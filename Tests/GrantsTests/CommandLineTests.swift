@@ -5,7 +5,7 @@ import TestSupport
 
 /// The commands through the real binary: bad input refused with the documented exit code and nothing stored,
 /// settings honoured, and no identifier or secret in any log line or error message.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct CommandLineTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct CommandLineTests {
     @Test func badBundlesAddressesAndEndpointsAreRefusedWithNothingStored() throws {
         let alice = LinkTestNode(), bob = LinkTestNode(), carol = LinkTestNode()
         let bundle = try alice.ok(["grants", "issue", "--to", bob.endpointHex])

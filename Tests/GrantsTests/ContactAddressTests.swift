@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The reachability mitigation of docs/protocols/grants-and-link.md §5: a contact's cached address follows it after each successful connection.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct ContactAddressTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct ContactAddressTests {
     func address(of label: String, on node: LinkTestNode) throws -> String? {
         let contacts = try #require(try JSONSerialization.jsonObject(with: Data(try node.ok(["--json", "contacts", "list"]).utf8)) as? [[String: Any]])
         return contacts.first { $0["label"] as? String == label }?["address"] as? String

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `contacts list` tells reachable-now from deliver-later, and a contact whose grant died says "pair again" (docs/protocols/grants-and-link.md §5.1, §11.5).
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct ContactReachabilityTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct ContactReachabilityTests {
     func reachability(_ node: LinkTestNode) throws -> [String: String] {
         let contacts = try #require(try JSONSerialization.jsonObject(with: Data(try node.ok(["--json", "contacts", "list"]).utf8)) as? [[String: Any]])
         var byLabel: [String: String] = [:]

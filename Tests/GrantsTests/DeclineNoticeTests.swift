@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// A decline reaches the sender at once over the link (best effort); notifications can be listed and marked seen.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct DeclineNoticeTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct DeclineNoticeTests {
     func outgoingState(_ node: LinkTestNode) throws -> String? {
         (try node.json(["offers", "list"])["outgoing"] as? [[String: Any]])?.first?["state"] as? String
     }

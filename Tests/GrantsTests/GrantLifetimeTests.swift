@@ -4,7 +4,7 @@ import Runner
 import Testing
 
 /// Idle lifetime over a real store: renewal on a successful proof, lapse at the boundary, persistence.
-@Suite(.timeLimit(.minutes(5))) struct GrantLifetimeTests {
+@Suite(.timeLimit(.minutes(15))) struct GrantLifetimeTests {
     let day = TestNode.dayMs
     let t0 = TestNode.day0
 

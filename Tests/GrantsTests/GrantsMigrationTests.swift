@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// `grants-002` rebuilds `incoming_offers` to allow `cancelled`: every offer and every notification survives it.
-@Suite(.timeLimit(.minutes(5))) struct GrantsMigrationTests {
+@Suite(.timeLimit(.minutes(15))) struct GrantsMigrationTests {
     @Test func theCancelledStateMigrationKeepsEveryOfferAndNotification() throws {
         let directory = TemporaryDirectory("grants-migration")
         let database = try Database(path: directory.file("store.sqlite"))

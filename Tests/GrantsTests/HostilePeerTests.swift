@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// A peer that breaks the framing or the order: the server closes with a logged category and changes nothing.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct HostilePeerTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct HostilePeerTests {
     /// Alice serves; Bob holds a grant from Alice and has proven it on a fresh `/vnidrop/offer/1` connection.
     func provenConnection(to alice: LinkTestNode, as bob: LinkTestNode) throws -> LinkConnection {
         let connection = try LinkConnection.dial(try LinkAddress.parse(alice.address), expected: alice.endpoint, protocolName: .offer,

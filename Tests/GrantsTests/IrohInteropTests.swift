@@ -6,7 +6,7 @@ import TestSupport
 
 /// The link against real iroh endpoints (PyPI `iroh` 1.2.0, the Rust library's own bindings), each test in a
 /// loopback-only network namespace of its own with every `job` process it talks to.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct IrohInteropTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct IrohInteropTests {
     /// A fresh iroh secret key (hex) and its endpoint id (hex).
     func irohKey() throws -> (secret: String, id: String) {
         let seed = try SecureRandom.bytes(count: 32)
@@ -164,7 +164,7 @@ import TestSupport
 }
 
 /// The link over IPv6, inside a loopback-only namespace (so `::1` is the namespace's own loopback).
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct LinkIPv6Tests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct LinkIPv6Tests {
     @Test func serveLinkListensOnIPv6AndAContactAtABracketedAddressIsReached() throws {
         let namespace = try IrohNamespace()
         let alice = LinkTestNode(namespace: namespace), bob = LinkTestNode(namespace: namespace)

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The link's handshakes are not held back by the endpoint: a dialled connection's first flight leaves before
 /// the event loop's first wait, and handshake datagrams are not paced off ngtcp2's 333 ms initial RTT guess.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct LinkLatencyTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct LinkLatencyTests {
     @Test func thirtyDialsInARowEachCompleteHandshakeAndProofWellUnderAQuarterSecond() throws {
         let alice = LinkTestNode(), bob = LinkTestNode()
         try alice.startServer()

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Cancelling an offer the receiver already holds: a best-effort cancel notice withdraws it there, only its own
 /// sender can cancel it, and accepting a cancelled offer fails with a clear message.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct OfferCancelTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct OfferCancelTests {
     func incomingState(_ node: LinkTestNode, _ id: String) throws -> String? {
         let incoming = try node.json(["offers", "list"])["incoming"] as? [[String: Any]] ?? []
         return incoming.first { $0["offer_id"] as? String == id }?["state"] as? String

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Offer ids are scoped by sender: a second sender reusing an id neither shadows nor blocks the first's offer, and
 /// the user names the sender when an id is ambiguous.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct OfferIdentityTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct OfferIdentityTests {
     /// Mallory, holding a grant from `receiver`, delivers a live offer with an id of her choosing over the real link.
     func deliver(offerID: String, ticket: String, from mallory: LinkTestNode, to receiver: LinkTestNode) throws -> String {
         let identity = try mallory.identity()

@@ -5,7 +5,7 @@ import Runner
 import Testing
 
 /// Offers in the store: at most once per sender and id, the receiver's limits, and the never-public share.
-@Suite(.timeLimit(.minutes(5))) struct OfferStoreTests {
+@Suite(.timeLimit(.minutes(15))) struct OfferStoreTests {
     let t0 = TestNode.day0
 
     func offer(_ id: String? = nil, name: String? = nil) throws -> OfferPayload {

@@ -7,7 +7,7 @@ import TestSupport
 /// What the sender's `offers list` says about its outgoing offers is true: an offer being sent is recorded before
 /// the dial (a killed `offers send` leaves one the sender can list and cancel), and after the receiver revoked us a
 /// held offer says it cannot be delivered and to pair again, until the sweep finishes it as undeliverable.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct OutgoingOfferTruthTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct OutgoingOfferTruthTests {
     func outgoing(_ node: LinkTestNode) throws -> [[String: Any]] {
         try #require(try node.json(["offers", "list"])["outgoing"] as? [[String: Any]])
     }

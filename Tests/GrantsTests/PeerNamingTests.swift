@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// Revoke and block name a device by label or a unique fingerprint prefix; `block list`; a grant carries a label.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct PeerNamingTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct PeerNamingTests {
     func fingerprint(of node: LinkTestNode) throws -> String { try #require(try node.json(["node", "show"])["fingerprint"] as? String) }
 
     @Test func aGrantIssuedWithALabelNamesItsOneWayHolderInOffersAndRevokeTakesThatLabel() throws {

@@ -3,7 +3,7 @@ import Cryptography
 import Testing
 
 /// The ordered checks: blocked → unknown → wrong endpoint → revoked → expired → MAC, and what each answers.
-@Suite(.timeLimit(.minutes(5))) struct ProofVerifierTests {
+@Suite(.timeLimit(.minutes(15))) struct ProofVerifierTests {
     let issuer = try! randomEndpoint()
     let holder = try! randomEndpoint()
     let secret = try! SecretBytes.random(count: 32)

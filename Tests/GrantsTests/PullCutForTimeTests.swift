@@ -51,7 +51,7 @@ final class StallingAfterOffersContact: QUICServerDelegate, @unchecked Sendable 
 }
 
 /// `pull-offers` when a contact's pull is cut for time part-way.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct PullCutForTimeTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct PullCutForTimeTests {
     @Test func aPullCutForTimeMidwayCountsAndNotifiesTheOffersItAlreadyStored() throws {
         let bob = LinkTestNode(), abel = LinkTestNode()
         let offers = (0..<7).map { index in

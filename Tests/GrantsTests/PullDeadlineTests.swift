@@ -52,7 +52,7 @@ final class DribblingContact: QUICServerDelegate, @unchecked Sendable {
 }
 
 /// `pull-offers` under slow contacts: concurrent dials, a deadline per contact, a budget per pass.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct PullDeadlineTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct PullDeadlineTests {
     @Test func aStallingAndADribblingContactDoNotDelayAGoodContactsOffersAndAreSkippedForTime() throws {
         let alice = LinkTestNode(), bob = LinkTestNode(), adam = LinkTestNode(), abel = LinkTestNode()
         try alice.startServer()

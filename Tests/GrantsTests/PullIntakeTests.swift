@@ -6,7 +6,7 @@ import TestSupport
 
 /// What a pull may take in: only offers from a contact that could deliver them live at that moment (an active grant
 /// from this node, not blocked), within the same limits and cooldowns as live offers; the rest stays with the sender.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct PullIntakeTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct PullIntakeTests {
     func counts(_ pass: [String: Any]) -> [String: Int] { pass["counts"] as? [String: Int] ?? [:] }
 
     func outgoingStates(_ node: LinkTestNode) throws -> [String: Int] {

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `pull-offers` on a terminal shows the contacts done of those due, reported from the coordinating thread.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct PullOffersProgressTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct PullOffersProgressTests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) from bsdutils for a pseudo-terminal"))
     func pullOffersShowsContactsDoneOfThoseDueOnATerminal() throws {
         let bob = LinkTestNode()

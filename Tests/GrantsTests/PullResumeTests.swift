@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// A pull cut off after the offers arrived but before the acknowledgement: nothing lost, nothing doubled.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct PullResumeTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct PullResumeTests {
     @Test func anOfferWhoseAcknowledgementWasLostIsDeliveredAgainAndStoredOnce() throws {
         let alice = LinkTestNode(), bob = LinkTestNode()
         try alice.startServer()

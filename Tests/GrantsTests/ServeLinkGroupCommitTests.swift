@@ -8,7 +8,7 @@ import TestSupport
 /// `serve-link` writes every connection's offers through one group-commit writer and answers an offer only once the
 /// commit holding it returned: an offer a sender saw acknowledged survives a SIGKILL of the real binary at any
 /// moment. The model is what the senders observed (each "pending" answer they read), not what the server counted.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct ServeLinkGroupCommitTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct ServeLinkGroupCommitTests {
     /// What the dialling threads saw: the offer ids answered "pending", and the attempts that failed.
     final class Observed: @unchecked Sendable {
         // @unchecked: every field is touched only under `lock`.

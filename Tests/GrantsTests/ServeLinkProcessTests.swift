@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `serve-link`'s own process life: its stopping options and its socket-activation units.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct ServeLinkProcessTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct ServeLinkProcessTests {
     @Test func maxConnectionsAndIdleExitEndTheListener() throws {
         let alice = LinkTestNode(), bob = LinkTestNode()
         try pair(issuer: alice, holder: bob, label: "alice", address: "127.0.0.1:1")

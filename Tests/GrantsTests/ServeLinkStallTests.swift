@@ -9,7 +9,7 @@ import TestSupport
 
 /// `serve-link` under half-open, flooding and slow peers over QUIC: caps on connections from their first packet,
 /// absolute deadlines on the handshake, each message and the whole connection, and garbage that costs nothing.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct ServeLinkStallTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct ServeLinkStallTests {
     /// Bob's `/vnidrop/offer/1` connection to `address` (Alice's), with the grant proven.
     func provenConnection(to address: String, of alice: LinkTestNode, as bob: LinkTestNode) throws -> LinkConnection {
         let connection = try LinkConnection.dial(try LinkAddress.parse(address), expected: alice.endpoint, protocolName: .offer,

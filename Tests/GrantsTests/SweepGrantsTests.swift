@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// `sweep-grants` over a real store: what it lapses and purges, batching, idempotence, dry run.
-@Suite(.timeLimit(.minutes(5))) struct SweepGrantsTests {
+@Suite(.timeLimit(.minutes(15))) struct SweepGrantsTests {
     let day = TestNode.dayMs
     let t0 = TestNode.day0
 

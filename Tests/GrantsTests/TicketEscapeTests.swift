@@ -5,7 +5,7 @@ import TestSupport
 
 /// A contact chooses the ticket text: `offers accept` shows its control characters escaped on a terminal, and
 /// keeps the exact text for a pipe and in JSON.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct TicketEscapeTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct TicketEscapeTests {
     /// An OSC title change, a bell, a clear-screen CSI and a right-to-left override around ordinary text.
     static let hostileTicket = "iroh-ticket-\u{1B}]0;pwned\u{07}\u{1B}[2J\u{202E}gnp.exe\u{9B}31m-end"
 

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// Grants across two real nodes: revocation, the block list, consent, replay, a third endpoint, reopen, stale addresses.
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct TwoNodeGrantTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct TwoNodeGrantTests {
     /// Dials `issuer`'s server as `holder` (in-process, with the holder's real key) and returns the raw answer frame.
     func rawAnswer(from issuer: LinkTestNode, as identity: NodeIdentity, grantID: [UInt8], secret: SecretBytes,
                    proveAs holder: EndpointID? = nil, reuse: (challenge: [UInt8], proof: [UInt8])? = nil) throws -> (frame: [UInt8], challenge: [UInt8], proof: [UInt8]) {

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// Two nodes — two stores, two `serve-link --listen` processes on loopback — exchanging offers (docs/protocols/grants-and-link.md §4, §9, §11).
-@Suite(.tags(.process, .iroh), .timeLimit(.minutes(10))) struct TwoNodeOfferTests {
+@Suite(.tags(.process, .iroh), .timeLimit(.minutes(15))) struct TwoNodeOfferTests {
     func offerIDs(_ node: LinkTestNode, _ side: String) throws -> [[String: Any]] {
         try node.json(["offers", "list"])[side] as? [[String: Any]] ?? []
     }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import HTTPClient
 
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct ErrorTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct ErrorTests {
     @Test func aRefusedConnectionFailsWithConnect() throws {
         let refusing = try RefusingPort()
         let error = sendError(HTTPClient(options: .init(connectTimeout: 2)), HTTPRequest(url: "http://127.0.0.1:\(refusing.port)/"))

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import HTTPClient
 
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct HTTP1Tests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct HTTP1Tests {
     @Test func aGetReturnsStatusHeadersAndBodyOverHTTP1_1() throws {
         let peer = try PythonPeer.start("http1_server.py")
         defer { peer.stop() }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import HTTPClient
 
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct HTTP2StreamTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct HTTP2StreamTests {
     private static func tlsPeer(_ certificates: TestCertificates) throws -> PythonPeer {
         try PythonPeer.start("h2_server.py", arguments: ["--tls-cert", certificates.serverCertificate, "--tls-key", certificates.serverKey])
     }

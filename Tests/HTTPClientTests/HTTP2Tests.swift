@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import HTTPClient
 
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct HTTP2Tests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct HTTP2Tests {
     @Test func aThousandMultiplexedRequestsShareOneTLSConnection() throws {
         let certificates = try TestCertificates.make()
         defer { certificates.remove() }

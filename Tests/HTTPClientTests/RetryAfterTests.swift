@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import HTTPClient
 
-@Suite(.timeLimit(.minutes(5))) struct RetryAfterTests {
+@Suite(.timeLimit(.minutes(15))) struct RetryAfterTests {
     /// 1994-11-06 08:49:37 UTC, the RFC's example instant.
     let example = Date(timeIntervalSince1970: 784_111_777)
 

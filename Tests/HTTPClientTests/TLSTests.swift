@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import HTTPClient
 
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct TLSTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct TLSTests {
     @Test func anUntrustedCertificateFailsWithTLS() throws {
         let certificates = try TestCertificates.make()
         defer { certificates.remove() }

@@ -5,7 +5,7 @@ import Testing
 
 /// Handlers that answer later from another thread (as a store writer does after its commit): the worker is free
 /// meanwhile, so more requests wait for their answers than there are workers, and a second answer is ignored.
-@Suite(.timeLimit(.minutes(5))) struct DeferredHandlerTests {
+@Suite(.timeLimit(.minutes(15))) struct DeferredHandlerTests {
     /// Answers parked requests from a thread of its own once `count` of them are waiting.
     final class Parked: @unchecked Sendable {
         // @unchecked: `waiting` is touched only under `lock`.

@@ -5,7 +5,7 @@ import Testing
 
 /// The libmicrohttpd server on its own: what a handler sees and sends, concurrency, body caps for announced and
 /// chunked bodies, and stopping.
-@Suite(.timeLimit(.minutes(5))) struct HTTPServerTests {
+@Suite(.timeLimit(.minutes(15))) struct HTTPServerTests {
     /// A server on 127.0.0.1 with an ephemeral port.
     func start(_ limits: HTTPServerLimits = HTTPServerLimits(), handler: @escaping HTTPServer.Handler) throws -> (HTTPServer, Int) {
         let socket = try ListeningSocket.bind(host: "127.0.0.1", port: 0)

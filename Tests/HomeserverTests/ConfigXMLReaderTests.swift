@@ -3,7 +3,7 @@ import Testing
 @testable import Homeserver
 
 /// config.xml is read by our own strict reader (Foundation's XMLParser leaks and traps on Linux).
-@Suite(.timeLimit(.minutes(5))) struct ConfigXMLReaderTests {
+@Suite(.timeLimit(.minutes(15))) struct ConfigXMLReaderTests {
     func gui(_ xml: String) -> SyncthingConfigFile.GUI? { SyncthingConfigFile.parseGUI(Data(xml.utf8)) }
 
     @Test func entitiesCommentsCDATAAndSingleQuotesAreRead() {

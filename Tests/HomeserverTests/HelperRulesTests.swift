@@ -4,7 +4,7 @@ import Testing
 @testable import Homeserver
 
 /// The homeserver helper's pure rules: config.xml discovery and URL inference, relay answers, the gate.
-@Suite(.timeLimit(.minutes(5))) struct HelperRulesTests {
+@Suite(.timeLimit(.minutes(15))) struct HelperRulesTests {
     @Test func configXMLCandidatesFollowSyncthingsPrecedence() throws {
         let env = ["HOME": "/h", "STCONFDIR": "/conf", "STHOMEDIR": "/sthome"]
         #expect(SyncthingConfigFile.candidates(environment: env).map(\.path) == [

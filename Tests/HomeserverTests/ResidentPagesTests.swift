@@ -3,7 +3,7 @@ import Testing
 @testable import Homeserver
 
 /// Which mappings the watcher gives back once started: read-only, file-backed, with no private page.
-@Suite(.timeLimit(.minutes(5))) struct ResidentPagesTests {
+@Suite(.timeLimit(.minutes(15))) struct ResidentPagesTests {
     static let smaps = """
         55d0c0000000-55d0c0100000 r--p 00000000 08:01 1234   /usr/bin/job
         Rss:                1024 kB

@@ -4,7 +4,7 @@ import TestSupport
 @testable import Homeserver
 
 /// `retrigger-stale` on a terminal shows the (peer, folder) completions asked of Syncthing out of those to ask.
-@Suite(.serialized, .tags(.process, .postgres, .syncthing), .timeLimit(.minutes(10))) struct RetriggerStaleProgressTests {
+@Suite(.serialized, .tags(.process, .postgres, .syncthing), .timeLimit(.minutes(15))) struct RetriggerStaleProgressTests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) from bsdutils for a pseudo-terminal"))
     func retriggerStaleShowsFoldersCheckedOfThoseSharedOnATerminal() throws {
         try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")

@@ -6,7 +6,7 @@ import TestSupport
 
 /// `retrigger-stale` against one real Syncthing (a folder with a file, shared with a peer that never
 /// connects, so Syncthing reports it needs the whole folder) and the scripted relay stand-in.
-@Suite(.serialized, .tags(.process, .postgres, .syncthing), .timeLimit(.minutes(10))) struct RetriggerStaleTests {
+@Suite(.serialized, .tags(.process, .postgres, .syncthing), .timeLimit(.minutes(15))) struct RetriggerStaleTests {
     let t0 = Fixture.t0
 
     typealias Homeserver = OnePeerHomeserver

@@ -6,7 +6,7 @@ import TestSupport
 
 /// `retrigger-stale` between two real Syncthing instances on loopback. A serves its GUI with `tls="true"`,
 /// so every pass here also goes through the pinned self-signed `https-cert.pem`.
-@Suite(.tags(.process, .postgres, .syncthing), .timeLimit(.minutes(10))) struct SyncthingPairTests {
+@Suite(.tags(.process, .postgres, .syncthing), .timeLimit(.minutes(15))) struct SyncthingPairTests {
     let t0 = Fixture.t0
     let cadence: TimeInterval = 21_600
 

@@ -8,7 +8,7 @@ import TestSupport
 /// `job watch-syncthing` against a real Syncthing (GUI on HTTPS, so every call goes through the pinned
 /// `https-cert.pem`) and the relay stand-in that records every trigger with its arrival time. Changes are made by
 /// writing files and asking Syncthing to rescan (the fixture's folders have no file-system watcher).
-@Suite(.serialized, .tags(.process, .postgres, .syncthing), .timeLimit(.minutes(10))) struct WatchSyncthingTests {
+@Suite(.serialized, .tags(.process, .postgres, .syncthing), .timeLimit(.minutes(15))) struct WatchSyncthingTests {
     typealias Homeserver = WatchedHomeserver
 
     /// Starts the watcher and waits until it is subscribed (its `watch.subscribed` log line).

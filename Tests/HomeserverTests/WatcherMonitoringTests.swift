@@ -3,7 +3,7 @@ import Testing
 @testable import Homeserver
 
 /// The watcher's series that docs/monitoring uses (the alert rules and the dashboard) are ones it writes.
-@Suite(.timeLimit(.minutes(5))) struct WatcherMonitoringTests {
+@Suite(.timeLimit(.minutes(15))) struct WatcherMonitoringTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// Every `background_job_watch_…` name in `text`.

@@ -4,7 +4,7 @@ import Testing
 
 /// The watcher's pure rules: what counts as a change, the debounce and hold-backs, the relay error table's
 /// reactions, restart detection, and the shared state's gate for the sweep.
-@Suite(.timeLimit(.minutes(5))) struct WatcherRulesTests {
+@Suite(.timeLimit(.minutes(15))) struct WatcherRulesTests {
     let me = "ME"
     let peer = "PEER"
 

@@ -5,7 +5,7 @@ import TestSupport
 @testable import Runner
 
 /// Every error path of the command line exits with its documented code and a message a person can act on.
-@Suite(.timeLimit(.minutes(5))) struct CommandLineTests {
+@Suite(.timeLimit(.minutes(15))) struct CommandLineTests {
     let directory = TemporaryDirectory("cli")
 
     struct Outcome {
@@ -159,7 +159,7 @@ import TestSupport
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct DoctorTests {
+@Suite(.timeLimit(.minutes(15))) struct DoctorTests {
     let directory = TemporaryDirectory("doctor")
 
     func run(_ arguments: [String], _ environment: [String: String] = [:]) -> (ExitCode, String) {

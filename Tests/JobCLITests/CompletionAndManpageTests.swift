@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Shell completion and the man page come from the command table: they offer and list every command.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct CompletionAndManpageTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct CompletionAndManpageTests {
     let home = TemporaryDirectory("completion")
     var env: [String: String] { JobProcess.environment(home: home.path) }
 

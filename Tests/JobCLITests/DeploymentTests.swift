@@ -5,7 +5,7 @@ import TestSupport
 @testable import Runner
 
 /// The repository's `jobs/` and `crontab.example` are exactly what the job table renders.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct DeploymentTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct DeploymentTests {
     /// The repository root, found from this file's path.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 

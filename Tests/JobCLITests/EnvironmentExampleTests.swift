@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// A relay operator sent to the env example finds the StoreKit variables serve-relay needs there.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct EnvironmentExampleTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct EnvironmentExampleTests {
     let home = TemporaryDirectory("envexample")
 
     @Test func theEnvExampleAndServeRelayHelpNameTheStoreKitVariables() throws {

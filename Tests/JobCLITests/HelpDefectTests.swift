@@ -4,7 +4,7 @@ import TestSupport
 
 /// Help and usage errors through the real binary: every option shown, required ones without brackets, names
 /// apart from their summaries, subcommands once, and typos in global options answered with a suggestion.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct HelpDefectTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct HelpDefectTests {
     let home = TemporaryDirectory("help")
     var env: [String: String] { JobProcess.environment(home: home.path) }
 

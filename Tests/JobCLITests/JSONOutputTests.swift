@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// With `--json`, stdout is exactly one JSON value for every command, failures included.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct JSONOutputTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct JSONOutputTests {
     let home = TemporaryDirectory("json")
     var env: [String: String] { JobProcess.environment(home: home.path) }
     var store: String { home.file("s.sqlite") }

@@ -4,7 +4,7 @@ import TestSupport
 
 /// The alert rules and the dashboard that ship in docs/monitoring use the series the jobs write, and the
 /// not-completed thresholds follow the generated timers.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct MonitoringFilesTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct MonitoringFilesTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let series = ["background_job_last_run_timestamp_seconds", "background_job_last_success_timestamp_seconds",
                          "background_job_duration_seconds", "background_job_last_exit_code", "background_job_last_outcome",

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The README's quick starts run as written against scratch stores, and print what the README says they print.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct QuickStartTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct QuickStartTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let blocks = QuickStart.parse((try? String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)) ?? "")
 

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// The committed reference and the man page come from the command table and cannot drift from the binary.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct ReferenceDocTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct ReferenceDocTests {
     let home = TemporaryDirectory("reference")
     var env: [String: String] { JobProcess.environment(home: home.path) }
     static let committed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The runner's own faults, met through the built `job`: unusual store paths and environments, signals at
 /// start-up, `--json` on a failed `doctor`, misleading messages, and a killed pass in `job status`.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct RunnerFaultTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct RunnerFaultTests {
     let home = TemporaryDirectory("faults")
     var env: [String: String] { JobProcess.environment(home: home.path) }
 

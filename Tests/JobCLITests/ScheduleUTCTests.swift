@@ -5,7 +5,7 @@ import TestSupport
 @testable import Runner
 
 /// Schedules are UTC for real, and the crontab is grouped by role, logs where it says and is rotated.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct ScheduleUTCTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct ScheduleUTCTests {
     func file(_ path: String) throws -> String { try String(contentsOfFile: DeploymentTests.root + "/" + path, encoding: .utf8) }
 
     @Test func everyTimerSaysUTCAndSystemdReadsItSo() throws {
@@ -44,7 +44,7 @@ import TestSupport
 }
 
 /// The units and the shipped snippets set up a textfile folder the dynamic user can write and node_exporter read.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct TextfileFolderTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct TextfileFolderTests {
     func file(_ path: String) throws -> String { try String(contentsOfFile: DeploymentTests.root + "/" + path, encoding: .utf8) }
 
     @Test func everyServiceWritesMetricsWhereTheTmpfilesSnippetGrantsItsGroupWriteAccess() throws {

@@ -4,7 +4,7 @@ import TestSupport
 @testable import JobCLI
 @testable import Runner
 
-@Suite(.timeLimit(.minutes(5))) struct StatusTests {
+@Suite(.timeLimit(.minutes(15))) struct StatusTests {
     @Test func systemctlShowBlocksAreReadPerTimer() {
         let text = """
             Id=maintain-store.timer

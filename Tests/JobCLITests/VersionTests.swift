@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `job --version` and `job version [--json]` through the real binary.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct VersionTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct VersionTests {
     let home = TemporaryDirectory("version")
 
     @Test func dashDashVersionPrintsOneLineWithTheVersionSwiftAndLibraries() throws {

@@ -4,7 +4,7 @@ import TestSupport
 @testable import MeshMedia
 
 /// The 0x09 alias release criterion: the pure rule, and `media-alias-check` with its metrics file.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct AliasCheckTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct AliasCheckTests {
     typealias Build = AliasCriterion.Build
     let now: Int64 = 1_800_000_000_000
 

@@ -7,7 +7,7 @@ import TestSupport
 
 /// Secrets at rest: the node's keys, Noise session keys, pins and queued file content never appear in the
 /// store's files in the clear.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct AtRestTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct AtRestTests {
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count, let first = needle.first else { return false }
         var index = haystack.startIndex

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Announces go out on a cadence from the outbox pass, and the proof timeout is tracked across passes: a handshake
 /// spanning once-a-minute passes does not make a consented send fall back to the unencrypted form.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct CadenceTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct CadenceTests {
     func announceFrames(_ lab: MeshLab, _ node: String) throws -> Int {
         try lab.database(node).query("SELECT frame FROM mesh_outbox").filter {
             try BitchatPacket.decode(try $0.get(0, as: [UInt8].self)).messageType == .announce

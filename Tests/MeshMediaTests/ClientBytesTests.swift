@@ -8,7 +8,7 @@ import TestSupport
 /// bytes as received, own frames compress at zlib level 5, relays forward what they heard, announces and fragments
 /// go unpadded, and the announce shapes iOS accepts are accepted. Frames from "iOS" are built byte by byte
 /// (`HandBuilt`), never with the module's encoder.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct ClientBytesTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct ClientBytesTests {
     /// i (standing in for an iOS client) and b, each knowing the other from its announce.
     func pair() throws -> MeshLab {
         let lab = MeshLab()

@@ -2,7 +2,7 @@ import Testing
 @testable import MeshMedia
 
 /// Every vector in docs/protocols/mesh-wire.md, byte for byte.
-@Suite(.timeLimit(.minutes(5))) struct CodecVectorTests {
+@Suite(.timeLimit(.minutes(15))) struct CodecVectorTests {
     @Test func filePacketEncodesTheCanonicalVectorAndDecodesItBack() throws {
         let packet = FilePacket(fileName: "a", fileSize: 2, mimeType: "m", content: V.h("dead"))
         #expect(V.hex(try packet.encoded()) == "01000161020004000000020300016d0400000002dead")

@@ -8,7 +8,7 @@ import TestSupport
 /// What a hostile crowd leaves behind, and what one pass with a far clock leaves: replays outside the clock
 /// window, spoofed handshake openers, throwaway identities and future times, all heard through `job mesh exchange`
 /// and handled by the real passes (`media-inbox`, `media-outbox`, `maintain-store`).
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct CrowdUpkeepTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct CrowdUpkeepTests {
     static let pair = MeshLab.bidirectional([("a", "b")])
 
     /// Puts `frames` on `radio`'s air and carries them to `node`; returns `node`'s inbox pass.

@@ -2,7 +2,7 @@ import Testing
 @testable import MeshMedia
 
 /// A small run of the `fuzz-media` mutation loop in the tests: every decoder stays total and round-trips.
-@Suite(.timeLimit(.minutes(5))) struct FuzzCorpusTests {
+@Suite(.timeLimit(.minutes(15))) struct FuzzCorpusTests {
     @Test func twentyThousandMutatedInputsProduceOnlyTypedErrorsAndRoundTrips() throws {
         let fuzzer = try WireFuzzer(seed: 7)
         let findings = fuzzer.run(iterations: 20_000)

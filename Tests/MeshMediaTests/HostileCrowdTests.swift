@@ -9,7 +9,7 @@ import TestSupport
 /// carried by the real `job mesh exchange` from an attacker's radio into the receiver's inbox and processed by the
 /// real `media-inbox` pass. The genuine file (a legacy file iOS signed, built byte by byte) is delivered whatever
 /// the crowd sends, as the iOS client's reassembly would deliver it.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct HostileCrowdTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct HostileCrowdTests {
     /// i (standing in for an iOS client) and b know each other from their announces; x is the hostile radio.
     func lab() throws -> MeshLab {
         let lab = MeshLab()

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Frames that carry a file in the clear (signed legacy fileTransfer and its fragments) leave the sender's and the
 /// relays' outboxes — and their store files — once carried to their next hop, and expire after the carry window.
-@Suite(.serialized, .tags(.process), .timeLimit(.minutes(10))) struct LegacyRetentionTests {
+@Suite(.serialized, .tags(.process), .timeLimit(.minutes(15))) struct LegacyRetentionTests {
     static let line = MeshLab.bidirectional([("a", "r"), ("r", "c")])
 
     /// a and c out of range of each other, c an older client that only takes signed legacy files.

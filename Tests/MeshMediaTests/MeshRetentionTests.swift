@@ -6,7 +6,7 @@ import TestSupport
 /// Received files and the history of finished sends are kept for a set number of days
 /// (`mesh.received-files-retention-days`, `mesh.send-history-retention-days`), counted on the invocation's clock
 /// (`--now` when given) by `maintain-store` and the media passes, through the real `job`.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct MeshRetentionTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct MeshRetentionTests {
     static let day: Int64 = 86_400_000
 
     /// a sends a file to c (an older client: the signed legacy form, with consent) and c takes it in.

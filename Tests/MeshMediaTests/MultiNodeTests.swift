@@ -6,7 +6,7 @@ import TestSupport
 @testable import MeshMedia
 
 /// Two and three nodes exchanging private files through `job mesh exchange`, one row of docs/protocols/mesh-wire.md ("Receiving") at a time.
-@Suite(.serialized, .tags(.process), .timeLimit(.minutes(10))) struct MultiNodeTests {
+@Suite(.serialized, .tags(.process), .timeLimit(.minutes(15))) struct MultiNodeTests {
     static let pair = MeshLab.bidirectional([("a", "b")])
 
     /// Two nodes that announced to each other; a send from a to b then pumped until nothing is left to do.

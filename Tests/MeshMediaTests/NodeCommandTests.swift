@@ -5,7 +5,7 @@ import TestSupport
 @testable import MeshMedia
 
 /// The `job mesh` commands' failure paths, dry runs, handshake collisions and the privacy rule.
-@Suite(.serialized, .tags(.process), .timeLimit(.minutes(10))) struct NodeCommandTests {
+@Suite(.serialized, .tags(.process), .timeLimit(.minutes(15))) struct NodeCommandTests {
     static let pair = MeshLab.bidirectional([("a", "b")])
 
     @Test func commandsOnAStoreWithoutANodeAskForMeshInit() throws {

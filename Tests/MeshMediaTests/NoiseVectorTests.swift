@@ -4,7 +4,7 @@ import Testing
 @testable import MeshMedia
 
 /// Noise_XX_25519_ChaChaPoly_SHA256 against the published vectors (snow / cacophony), and bitchat's transport framing.
-@Suite(.timeLimit(.minutes(5))) struct NoiseVectorTests {
+@Suite(.timeLimit(.minutes(15))) struct NoiseVectorTests {
     struct Vector {
         let prologue: [UInt8]
         let initStatic, initEphemeral, respStatic, respEphemeral: [UInt8]

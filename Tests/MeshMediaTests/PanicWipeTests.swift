@@ -7,7 +7,7 @@ import TestSupport
 
 /// Panic wipe leaves nothing of what it erased in the store's files (database, WAL, shared memory), even while
 /// another process is reading the store, and clears the send history too.
-@Suite(.serialized, .tags(.process), .timeLimit(.minutes(10))) struct PanicWipeTests {
+@Suite(.serialized, .tags(.process), .timeLimit(.minutes(15))) struct PanicWipeTests {
     static let pair = MeshLab.bidirectional([("a", "b")])
 
     /// b with keys, a pinned session with a, the identity cache, a sent file and a consented send still queued.

@@ -9,7 +9,7 @@ import TestSupport
 /// proved that key; an announce is a claim that never evicts a binding, and conflicting claims are visible and
 /// refuse legacy files until a session settles them. Every attack runs through `job` and real store files; the
 /// attacker's frames are crafted with the module's encoders and carried by `job mesh exchange`.
-@Suite(.serialized, .tags(.process), .timeLimit(.minutes(10))) struct PeerIdentityTests {
+@Suite(.serialized, .tags(.process), .timeLimit(.minutes(15))) struct PeerIdentityTests {
     static let pair = MultiNodeTests.pair
 
     /// The attack: m announces a's Noise key with m's signing key before a does. The binding a makes in

@@ -7,7 +7,7 @@ import TestSupport
 
 /// Hostile frames in a node's inbox: none can crash, stall or block `media-inbox`; the frames behind them are
 /// processed and a poison frame is never seen again.
-@Suite(.serialized, .tags(.process), .timeLimit(.minutes(10))) struct PoisonFrameTests {
+@Suite(.serialized, .tags(.process), .timeLimit(.minutes(15))) struct PoisonFrameTests {
     /// A frame of fragments nested `depth` deep (each a one-fragment set of v2 fragment packets), built outside-in in
     /// linear time. `declared` is the original type each fragment claims (0x20 for an honest nest).
     static func nestedFragments(depth: Int, sender: [UInt8], recipient: [UInt8], declared: UInt8) throws -> [UInt8] {

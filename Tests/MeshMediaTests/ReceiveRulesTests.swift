@@ -7,7 +7,7 @@ import TestSupport
 @testable import MeshMedia
 
 /// The receive rules frame by frame, in process: announces, relaying, reassembly bounds, sessions.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct ReceiveRulesTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct ReceiveRulesTests {
     /// A node over a fresh migrated store, with its processor.
     final class Node {
         let host = InProcessJob(modules: [MeshMediaModule.module])

@@ -8,7 +8,7 @@ import TestSupport
 /// A received file is on disk before the row that lists it commits, a pass killed while writing leaves no copy of the
 /// content under a temporary name, and a frame is quarantined only when passes died on it alone twice. Driven
 /// through the real `job` binary (under `strace` where the system calls are the point).
-@Suite(.serialized, .tags(.process), .timeLimit(.minutes(10))) struct ReceivedContentDurabilityTests {
+@Suite(.serialized, .tags(.process), .timeLimit(.minutes(15))) struct ReceivedContentDurabilityTests {
     static let pair = MeshLab.bidirectional([("a", "b")])
 
     /// a's legacy file for b, heard by b and not yet processed.

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Received files keep their metadata (sender, name, MIME type, size) sealed beside the content, and
 /// `job mesh files list|export|delete` show, export and delete them; a delivery raises a notification.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct ReceivedFilesTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct ReceivedFilesTests {
     /// a sends `name` with `content` to c (an older client, so the signed legacy form, with consent) and c takes it in.
     func delivered(name: String, content: [UInt8], notify: String? = nil) throws -> MeshLab {
         let lab = MeshLab()

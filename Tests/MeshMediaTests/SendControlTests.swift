@@ -5,7 +5,7 @@ import TestSupport
 
 /// `mesh show` prints the node's own identity; `mesh sends cancel|retry|withdraw-consent` control a send before
 /// it is handed to the radio.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct SendControlTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct SendControlTests {
     /// a (current) and c (an older client that only takes signed legacy files), knowing each other.
     func pair() throws -> MeshLab {
         let lab = MeshLab()

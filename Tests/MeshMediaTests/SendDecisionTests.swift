@@ -2,7 +2,7 @@ import Testing
 @testable import MeshMedia
 
 /// The send table of docs/protocols/mesh-wire.md, row by row, with and without consent.
-@Suite(.timeLimit(.minutes(5))) struct SendDecisionTests {
+@Suite(.timeLimit(.minutes(15))) struct SendDecisionTests {
     func decide(stable: Bool = true, pinned: Bool = false, announce: Bool = false, proof: Capabilities? = nil,
                 timedOut: Bool = false, consent: Bool = false, canEncrypt: Bool = true) -> SendDecision {
         SendDecision.decide(.init(hasStableKey: stable, pinned: pinned, announceHasPrivateMedia: announce, proof: proof,

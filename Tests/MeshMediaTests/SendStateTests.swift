@@ -6,7 +6,7 @@ import TestSupport
 /// A send's status never claims more than the sender knows. Frames handed to the
 /// radio are `transmitted`; `carried` once `job mesh exchange` carried every frame to a neighbour; nothing is
 /// ever reported delivered, since the mesh gives no receipt.
-@Suite(.serialized, .tags(.process), .timeLimit(.minutes(10))) struct SendStateTests {
+@Suite(.serialized, .tags(.process), .timeLimit(.minutes(15))) struct SendStateTests {
     static let pair = MultiNodeTests.pair
 
     @Test func aSendIsTransmittedUntilEveryFrameIsCarriedAndNeverReportedDelivered() throws {

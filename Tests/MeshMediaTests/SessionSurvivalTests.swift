@@ -7,7 +7,7 @@ import TestSupport
 
 /// An established session survives until a new handshake with the same static key completes.
 /// The attacker's frames are crafted with the module's encoders and carried by `job mesh exchange`.
-@Suite(.serialized, .tags(.process), .timeLimit(.minutes(10))) struct SessionSurvivalTests {
+@Suite(.serialized, .tags(.process), .timeLimit(.minutes(15))) struct SessionSurvivalTests {
     static let pair = MultiNodeTests.pair
 
     /// A handshake frame under a's id, crafted by m.

@@ -6,7 +6,7 @@ import TestSupport
 @testable import MeshMedia
 
 /// Stores written before the identity, session and send-state changes keep working after the upgrade.
-@Suite(.timeLimit(.minutes(5))) struct StoredStateUpgradeTests {
+@Suite(.timeLimit(.minutes(15))) struct StoredStateUpgradeTests {
     @Test func sentSendsBecomeTransmittedAndOutboxFramesGainASendLink() throws {
         let directory = TemporaryDirectory("mesh-upgrade")
         let db = try Database(path: directory.file("old.sqlite"))

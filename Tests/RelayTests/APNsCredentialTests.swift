@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import Relay
 
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct APNsCredentialTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct APNsCredentialTests {
     let base = ["APNS_KEY_ID": "ABC123DEFG", "APNS_TEAM_ID": "TEAM123456", "APNS_TOPIC": "app.example"]
 
     @Test func theProviderKeyComesFromTheSystemdCredentialWhenAPNSKeyFileIsUnset() throws {

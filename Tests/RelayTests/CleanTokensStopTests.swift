@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// A `clean-tokens` pass stopped by SIGTERM part-way reports the batches it committed, through the built `job`.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct CleanTokensStopTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct CleanTokensStopTests {
     let home = TemporaryDirectory("clean-stop")
     var store: String { home.file("store.sqlite") }
     var env: [String: String] { JobProcess.environment(home: home.path) }

@@ -7,7 +7,7 @@ import TestSupport
 @testable import Relay
 
 /// `clean-tokens` over recorded APNs results.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct CleanTokensTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct CleanTokensTests {
     /// Registers `count` tokens over `count / 2` devices and records a result on each, drawn from every case
     /// the rule distinguishes. Returns the expected survivors by the pure rule.
     func seed(_ h: RelayHarness, count: Int) throws -> Set<Int64> {

@@ -8,7 +8,7 @@ import TestSupport
 
 /// `send-wakeups` passes started at once on one PostgreSQL store (as on several sender hosts) split the due Device
 /// IDs: every token is pushed once, every Device ID is claimed by exactly one pass, every answer recorded.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct ConcurrentSendWakeupsTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct ConcurrentSendWakeupsTests {
     static let now: Int64 = 1_780_000_000_000
     static func token(_ i: Int) -> String { String(format: "%08x", i) + String(repeating: "7c", count: 28) }
 

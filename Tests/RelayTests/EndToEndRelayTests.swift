@@ -4,7 +4,7 @@ import TestSupport
 
 /// The relay module wired into the real `job` binary: its jobs are listed, its commands run, errors keep
 /// their documented exit codes and say nothing identifying on stderr.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct EndToEndRelayTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct EndToEndRelayTests {
     @Test(arguments: StoreKind.allCases) func theBuiltJobRunsTheRelayCommandsWithTheirExitCodes(_ kind: StoreKind) throws {
         let home = TemporaryDirectory("e2e-relay")
         let testStore = try TestStore.make(kind, in: home)

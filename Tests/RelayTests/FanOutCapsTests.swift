@@ -6,7 +6,7 @@ import TestSupport
 /// The fan-out caps of `job serve-relay` (docs/roles/relay.md, "Fan-out caps"): Device IDs per subscription (one
 /// more is refused with 403 `too-many-devices` and stores nothing) and live tokens per Device ID (a new token beyond
 /// the cap replaces the oldest), with defaults 10 and 10 and settings that change them.
-@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct FanOutCapsTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct FanOutCapsTests {
     func provision(_ front: RelayFront, _ device: String, _ token: String, _ jws: String) throws -> (status: Int, json: [String: Any]) {
         let answer = try front.send("POST", "/api/v1/provision", ["device_id": device, "apns_token": token, "transaction_id": jws], base: front.directURL)
         return (answer.status, answer.json)

@@ -9,7 +9,7 @@ import TestSupport
 /// `serve-relay` on SQLite commits many triggers at once (docs/group-commit.md): a trigger it acknowledged is
 /// stored even when the process is SIGKILLed right after, concurrent triggers of one Device ID still count exactly
 /// against its rate limit, and the process reports how many commits its writes took.
-@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct GroupCommitRelayTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct GroupCommitRelayTests {
     func cli(_ front: RelayFront, _ arguments: [String]) throws -> JobProcess.Result {
         try JobProcess.run(["--store", front.store] + arguments, environment: front.environment)
     }

@@ -7,7 +7,7 @@ import TestSupport
 /// PostgreSQL faults told in their own words, through the real `job` binary on a real server (docs/roles/relay.md,
 /// "PostgreSQL faults"): a role without privileges (73), a server that accepts no writes and a statement the
 /// server cancelled (75, transient), each with its own line and never libpq's or SQLite's text.
-@Suite(.tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct PostgresFaultMessageTests {
+@Suite(.tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct PostgresFaultMessageTests {
     func errorLines(_ result: JobProcess.Result) -> [String] {
         result.stderr.split(separator: "\n").map(String.init).filter { $0.hasPrefix("job: ") }
     }

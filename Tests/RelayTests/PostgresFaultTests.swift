@@ -9,7 +9,7 @@ import TestSupport
 /// server killed mid-pass or restarted under serve-relay, a location that names no usable database, a job of
 /// another role, a store key not given. Each case checks the exit code, the one-line message and what the store
 /// holds afterwards. Tests that stop or kill the server run their own cluster.
-@Suite(.tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct PostgresFaultTests {
+@Suite(.tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct PostgresFaultTests {
     let t0: Int64 = 1_780_000_000
 
     /// The `job: …` error lines of a run (a failed command prints exactly one).

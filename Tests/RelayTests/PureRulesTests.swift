@@ -3,7 +3,7 @@ import Testing
 @testable import Relay
 
 /// The pure parts: identifiers, the APNs reason table and the clean-tokens rule.
-@Suite(.timeLimit(.minutes(5))) struct PureRulesTests {
+@Suite(.timeLimit(.minutes(15))) struct PureRulesTests {
     @Test func deviceIDsAreValidatedAndCanonicalised() {
         let id = "MFZWI3D-BONSGYC-YLTMRWG-C43ENR5-QXGZDMM-FZWI3DP-BONSGYY-LTMRWAD"
         #expect(RelayIdentifiers.deviceID(id) == id)

@@ -7,7 +7,7 @@ import TestSupport
 @testable import Relay
 
 /// `job relay register|unregister|trigger|show` over a real store file.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct RegistrationTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct RegistrationTests {
     @Test(arguments: StoreKind.allCases) func oneDeviceHoldsSeveralTokensAndReRegisteringRefreshesTheTime(_ kind: StoreKind) throws {
         let h = try RelayHarness(kind)
         let device = Fixture.deviceID(1)

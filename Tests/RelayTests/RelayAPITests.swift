@@ -7,7 +7,7 @@ import TestSupport
 
 /// `job serve-relay` behind a real nginx: the endpoints and answer codes of docs/protocols/relay-api.md, StoreKit verification of
 /// signed transactions (and every forgery refused with its code), gating, observation and rate limits.
-@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct RelayAPITests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct RelayAPITests {
     let device = Fixture.deviceID(41)
     let token = Fixture.token(41)
 

@@ -7,7 +7,7 @@ import TestSupport
 /// The whole wake-up path on loopback, every hop real: a Syncthing pair (the homeserver), `retrigger-stale`
 /// with `RELAY_URL` at nginx, nginx (the shipped site, TLS), `serve-relay`, the store, the `send-wakeups` pass
 /// serve-relay starts itself, and the APNs stand-in.
-@Suite(.tags(.process, .postgres, .nginx, .syncthing), .timeLimit(.minutes(10))) struct RelayFrontDoorEndToEndTests {
+@Suite(.tags(.process, .postgres, .nginx, .syncthing), .timeLimit(.minutes(15))) struct RelayFrontDoorEndToEndTests {
     @Test(arguments: StoreKind.allCases) func aStalePeerOnTheHomeserverWakesEachProvisionedTokenExactlyOnceThroughNginxAndServeRelay(_ kind: StoreKind) throws {
         try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
         try #require(RelayFront.isNginxInstalled, "Debian's nginx package is required")

@@ -7,7 +7,7 @@ import TestSupport
 /// What lets a trigger through (verified StoreKit, operator-provisioned, legacy until the cutoff), what
 /// provisioning refuses as stale or conflicting, and the limits: rate limits shared by processes, answer codes,
 /// caps and slow clients.
-@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct RelayGatingTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct RelayGatingTests {
     let device = Fixture.deviceID(51)
     let token = Fixture.token(51)
 

@@ -7,7 +7,7 @@ import TestSupport
 /// binary and a real server: a libpq service name defined in `PGSERVICEFILE`, the password in `PGPASSFILE` rather
 /// than in the connection string, the store key and both files as systemd credentials, a role that only owns its
 /// database.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct RelayStoreConnectionTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct RelayStoreConnectionTests {
     /// The password of role `relay` (it must never show in job's output).
     static let password = "pw-3c1f0a9e7b"
 

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The attacks on `send-wakeups` through the real `job` binary, the HTTP/2 APNs
 /// stand-in and the store file. The stand-in's own log of what it received is the independent model.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct SendWakeupsAttackTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct SendWakeupsAttackTests {
     let t0: Int64 = 1_780_000_000
 
     /// The tokens the stand-in received (one entry per request), oldest first.

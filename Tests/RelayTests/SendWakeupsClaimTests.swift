@@ -9,7 +9,7 @@ import TestSupport
 /// A `send-wakeups` pass still pushing when the debounce window after its start has passed, on PostgreSQL (as on
 /// several sender hosts): a second pass neither pushes the tokens the first still holds, nor does the first push a
 /// token whose claim the second has since taken. Judged from what reached the APNs stand-in.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct SendWakeupsClaimTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct SendWakeupsClaimTests {
     static let now: Int64 = 1_780_000_000_000
     static func token(_ i: Int) -> String { String(format: "%08x", i) + String(repeating: "5d", count: 28) }
 

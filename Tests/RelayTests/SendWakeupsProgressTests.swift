@@ -4,7 +4,7 @@ import TestSupport
 @testable import Relay
 
 /// `send-wakeups` on a terminal shows the answers received of the pushes it sends (never with `--json` or into a pipe).
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct SendWakeupsProgressTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct SendWakeupsProgressTests {
     let t0: Int64 = 1_780_000_000
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) from bsdutils for a pseudo-terminal"), arguments: StoreKind.allCases)

@@ -6,7 +6,7 @@ import TestSupport
 @testable import Relay
 
 /// `send-wakeups` against the HTTP/2 + TLS APNs stand-in, then `clean-tokens` on what it recorded.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct SendWakeupsTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct SendWakeupsTests {
     let t0 = Fixture.t0
     var t0ms: Int64 { t0.unixMilliseconds }
 

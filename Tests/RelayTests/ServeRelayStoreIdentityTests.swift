@@ -4,7 +4,7 @@ import TestSupport
 
 /// `serve-relay` never acknowledges into a store file that is no longer at its path: deleted, replaced by an older
 /// copy (a backup restored over it) or with its `-wal` removed, it answers 503 and stops with 73, through the built `job`.
-@Suite(.tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct ServeRelayStoreIdentityTests {
+@Suite(.tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct ServeRelayStoreIdentityTests {
     enum Mutation: String, CaseIterable { case deleted, replacedByAnOlderCopy, walDeleted }
 
     @Test(arguments: Mutation.allCases) func theServerAnswers503AndStopsWhenItsStoreFileIsGone(_ mutation: Mutation) throws {

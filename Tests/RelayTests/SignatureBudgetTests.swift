@@ -4,7 +4,7 @@ import TestSupport
 
 /// Work a client can pick is bounded by its address, not by the Device IDs it invents (docs/roles/relay.md,
 /// "Limits per client address"): serve-relay's signature budget, and the shipped nginx site's request rate.
-@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct SignatureBudgetTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct SignatureBudgetTests {
     /// A `/status` with a JWS-shaped junk transaction (it costs a signature check) for Device ID `n`, sent from
     /// `source` with an optional `X-Real-IP`; returns the whole answer.
     func statusAnswer(port: Int, from source: String? = nil, realIP: String? = nil, device n: Int) throws -> String {

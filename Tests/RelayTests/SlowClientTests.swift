@@ -4,7 +4,7 @@ import TestSupport
 
 /// Slowloris on `serve-relay`'s own port (docs/roles/relay.md, "Slow clients on the direct port"): absolute
 /// deadlines that trickled bytes never extend, and a cap on connections from one address, with the defaults.
-@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct SlowClientTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct SlowClientTests {
     @Test func trickledConnectionsAreCutAtTheHeaderDeadlineAndOneAddressGetsAtMost512WhileAnotherClientIsServed() throws {
         let front = try RelayFront(.sqlite, chain: nil)
         let port = try front.startServer(["--no-push"])

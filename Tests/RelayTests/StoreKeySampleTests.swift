@@ -5,7 +5,7 @@ import TestSupport
 
 /// A store key is checked against the sealed values themselves when the key-check row is gone (docs/roles/relay.md,
 /// "The store key"), through the real `job` binary.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct StoreKeySampleTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct StoreKeySampleTests {
     @Test func aDifferentKeyIsRefusedOverSealedTokensEvenWhenTheKeyCheckRowWasDeleted() throws {
         let home = TemporaryDirectory("key-sample")
         let store = home.file("relay.sqlite")

@@ -6,7 +6,7 @@ import TestSupport
 /// `job serve-relay` is never looser than Apple's own verifier: a JWS header with `crit` and an intermediate without
 /// keyUsage keyCertSign or without an authority key identifier are refused (docs/roles/relay.md, StoreKit), while the
 /// same chain made correctly passes.
-@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct StoreKitStrictnessTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct StoreKitStrictnessTests {
     let device = Fixture.deviceID(61)
     let token = Fixture.token(61)
 

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// A PostgreSQL location may carry a password: it never reaches a command line another local user can read.
-@Suite(.tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct StoreLocationSecrecyTests {
+@Suite(.tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct StoreLocationSecrecyTests {
     /// The command lines (arguments joined by spaces) of the running children of `parent`.
     func commandLines(ofChildrenOf parent: Int32) -> [String] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []

@@ -7,7 +7,7 @@ import TestSupport
 /// The store the operator meant: every libpq `key=value` string is a PostgreSQL store, whatever its first keyword;
 /// a file path holding `=` needs `file:` or `./`; anything that is neither a clean path nor a valid connection
 /// string is refused with 64, before anything is created, and the refusal never repeats the value.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct StoreLocationTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct StoreLocationTests {
     @Test func aConnectionStringStartingWithAnyKeywordOrASpaceReachesPostgreSQLNotAnSQLiteFile() throws {
         let target = try PostgresCluster.shared().createDatabase(label: "location")
         let home = TemporaryDirectory("store-location")

@@ -7,7 +7,7 @@ import TestSupport
 /// The helper's side of authenticated triggers (docs/protocols/trigger-v2.md, "The helper"): `retrigger-stale` signs
 /// with the real Syncthing's own key, the relay pins it, and then it never sends v1; without a readable key it sends
 /// v1 and doctor warns; a relay without the v2 route gets v1.
-@Suite(.serialized, .tags(.process, .postgres, .nginx, .syncthing), .timeLimit(.minutes(10))) struct TriggerV2HelperTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx, .syncthing), .timeLimit(.minutes(15))) struct TriggerV2HelperTests {
     typealias Homeserver = OnePeerHomeserver
 
     /// Moves Syncthing's key.pem aside (as an unreadable key looks to the helper) until `restore` is called.
@@ -93,7 +93,7 @@ import TestSupport
 /// End to end with the real pieces: a file change in a real Syncthing → `watch-syncthing` signs a v2 trigger with that
 /// Syncthing's own key → nginx → a pushing `serve-relay` → the APNs stand-in gets the push, and `/status` says the
 /// last signal was authenticated.
-@Suite(.serialized, .tags(.process, .postgres, .nginx, .syncthing), .timeLimit(.minutes(10))) struct TriggerV2EndToEndTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx, .syncthing), .timeLimit(.minutes(15))) struct TriggerV2EndToEndTests {
     @Test func aFileChangeSendsAnAuthenticatedTriggerThatPushesAndStatusSaysAuthenticated() throws {
         try #require(SyncthingInstance.isInstalled && RelayFront.isNginxInstalled, "Debian's syncthing and nginx packages are required")
         let home = try WatchedHomeserver()

@@ -7,7 +7,7 @@ import TestSupport
 /// `POST /api/v2/trigger` on `job serve-relay` (docs/protocols/trigger-v2.md): each key type accepted through nginx,
 /// each forgery refused with its code storing nothing but the rate-limit count, replays refused across hosts, the
 /// v1 pin and its lifting, and the authenticated flag in `/status`.
-@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct TriggerV2RelayTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct TriggerV2RelayTests {
     func cli(_ front: RelayFront, _ arguments: [String], now: String? = nil) throws -> JobProcess.Result {
         try JobProcess.run(["--store", front.store] + (now.map { ["--now", $0] } ?? []) + arguments, environment: front.environment)
     }

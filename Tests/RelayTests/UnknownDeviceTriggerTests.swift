@@ -7,7 +7,7 @@ import TestSupport
 /// Work an attacker can pick (docs/roles/relay.md, "Unknown Device IDs"): a trigger for a Device ID the relay does
 /// not know, or one with no live token, is refused with 403 and writes nothing — no rate-limit row is committed,
 /// and on SQLite it costs no commit of the group-commit writer.
-@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(10))) struct UnknownDeviceTriggerTests {
+@Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct UnknownDeviceTriggerTests {
     @Test(arguments: StoreKind.allCases) func triggersForUnknownOrUnprovisionedDeviceIdsWriteNothingAndCostNoCommit(_ kind: StoreKind) throws {
         let front = try RelayFront(kind, chain: nil)
         let known = Fixture.deviceID(300), emptied = Fixture.deviceID(301)

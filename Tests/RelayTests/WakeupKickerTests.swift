@@ -5,7 +5,7 @@ import Testing
 
 /// The kicker that starts `send-wakeups` passes for serve-relay: an immediate push starts a pass at once, and a
 /// push deferred by the debounce window still gets its own pass after passes for other pushes have run.
-@Suite(.timeLimit(.minutes(5))) struct WakeupKickerTests {
+@Suite(.timeLimit(.minutes(15))) struct WakeupKickerTests {
     // @unchecked: `times` is read and written only while `lock` is held.
     final class Launches: @unchecked Sendable {
         private let lock = NSLock()

@@ -13,7 +13,7 @@ struct ScriptedJob: Job {
     func run(_ context: JobContext) throws -> JobResult { try body(context) }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct PassRunnerTests {
+@Suite(.timeLimit(.minutes(15))) struct PassRunnerTests {
     func harness(_ job: ScriptedJob) -> InProcessJob {
         InProcessJob(modules: [RunnerModule.module, Module(name: "test", jobs: [job])])
     }

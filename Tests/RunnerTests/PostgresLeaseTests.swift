@@ -9,7 +9,7 @@ import Store
 /// Leases on a PostgreSQL store, shared by processes on several hosts: one pass of a job at a time across hosts
 /// (an advisory lock makes the read and the write of `acquire` one step), a holder on another host respected
 /// until its lease expires, and per-pass shares for jobs whose passes split the work.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct PostgresLeaseTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct PostgresLeaseTests {
     func migratedStore() throws -> String {
         let target = try PostgresCluster.shared().createDatabase(label: "lease")
         let catalog = Catalog(modules: [RunnerModule.module])
@@ -74,7 +74,7 @@ import Store
 
 /// The runner's own work on a PostgreSQL store: migrations started together on several hosts, `maintain-store`
 /// and the failure text of an unexpected store error.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct PostgresRunnerTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct PostgresRunnerTests {
     @Test func migrationsStartedTogetherOnEightConnectionsApplyOnceAndAllSucceed() throws {
         let url = try PostgresCluster.shared().createDatabase(label: "migrate").url
         let catalog = Catalog(modules: [RunnerModule.module])

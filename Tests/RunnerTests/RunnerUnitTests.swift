@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import Runner
 
-@Suite(.timeLimit(.minutes(5))) struct ClockTests {
+@Suite(.timeLimit(.minutes(15))) struct ClockTests {
     @Test func nowAcceptsRFC3339AndUnixSeconds() {
         #expect(Clock.parse("2026-03-01T00:00:00Z") == Date(timeIntervalSince1970: 1_772_323_200))
         #expect(Clock.parse("2026-03-01T01:00:00+01:00") == Date(timeIntervalSince1970: 1_772_323_200))
@@ -45,7 +45,7 @@ import TestSupport
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ArgumentsTests {
+@Suite(.timeLimit(.minutes(15))) struct ArgumentsTests {
     let options: [OptionSpec] = [.flag("--dry-run", ""), .value("--to", "ID", "")]
 
     @Test func flagsValuesAndPositionalsParse() throws {
@@ -77,7 +77,7 @@ import TestSupport
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct StoreKeyLocationTests {
+@Suite(.timeLimit(.minutes(15))) struct StoreKeyLocationTests {
     let directory = TemporaryDirectory("key")
 
     @Test func theDefaultKeyIsCreatedOnceWithMode0600() throws {
@@ -133,7 +133,7 @@ final class KeyBox: Sendable {
     var all: [[UInt8]] { keys.withLock { $0 } }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct StoreKeyCheckTests {
+@Suite(.timeLimit(.minutes(15))) struct StoreKeyCheckTests {
     @Test func theFirstKeyIsRememberedAndAReplacedKeyIsAConfigurationError() throws {
         let h = InProcessJob(modules: [RunnerModule.module])
         let db = try h.database()

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import Store
 
-@Suite(.timeLimit(.minutes(5))) struct DatabaseTests {
+@Suite(.timeLimit(.minutes(15))) struct DatabaseTests {
     let directory = TemporaryDirectory("store")
 
     func open(_ name: String = "s.sqlite") throws -> Database {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The group-commit writer: many requests share one durable commit, each is answered only once the commit holding
 /// its write returned, and a failing request (or a failing batch) never takes another request's write with it.
-@Suite(.timeLimit(.minutes(5))) struct GroupCommitWriterTests {
+@Suite(.timeLimit(.minutes(15))) struct GroupCommitWriterTests {
     let directory = TemporaryDirectory("group-commit")
     var path: String { directory.file("w.sqlite") }
 

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import Store
 
-@Suite(.timeLimit(.minutes(5))) struct MigratorTests {
+@Suite(.timeLimit(.minutes(15))) struct MigratorTests {
     let directory = TemporaryDirectory("migrate")
 
     static let migrations = [
@@ -75,7 +75,7 @@ final class Failures: Sendable {
     var all: [any Error] { errors.withLock { $0 } }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ConcurrentOpenTests {
+@Suite(.timeLimit(.minutes(15))) struct ConcurrentOpenTests {
     @Test func manyConnectionsOpeningOneNewFileAtOnceAllEndInWAL() throws {
         for round in 0..<(ProcessInfo.processInfo.environment["STRESS_ROUNDS"].flatMap(Int.init) ?? 100) {
             let directory = TemporaryDirectory("open")
@@ -95,7 +95,7 @@ final class Failures: Sendable {
 
 import CSQLite
 
-@Suite(.timeLimit(.minutes(5))) struct WALSwitchTests {
+@Suite(.timeLimit(.minutes(15))) struct WALSwitchTests {
     @Test func openingWaitsForAReaderOfARollbackJournalFileAndThenSwitchesToWAL() throws {
         let directory = TemporaryDirectory("wal")
         let path = directory.file("legacy.sqlite")

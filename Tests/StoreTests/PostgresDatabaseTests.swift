@@ -6,7 +6,7 @@ import TestSupport
 
 /// The PostgreSQL backend of `Database`, against a real PostgreSQL cluster (`PostgresCluster.shared()`): the same
 /// calls and values as on SQLite, and failures sorted into the kinds the exit codes hang on.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(10))) struct PostgresDatabaseTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct PostgresDatabaseTests {
     /// A new database of its own on the shared cluster, with a table of every storage class.
     func open(options: Database.Options = Database.Options()) throws -> (Database, PostgresCluster.Database) {
         let target = try PostgresCluster.shared().createDatabase(label: "store")

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Pool tokens against an independent pure-Python re-implementation of did-jwt's `createJWT`
 /// (`Tests/Peers/didjwt_reference.py`: its own RFC 6979, secp256k1, Keccak-256 and EIP-55), byte for byte.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct CreateJWTCrossCheckTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct CreateJWTCrossCheckTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Peers/didjwt_reference.py").path
 

@@ -3,7 +3,7 @@ import Testing
 @testable import TokenPool
 
 /// The did-jwt vectors of docs/protocols/jwt-pool.md, through the signing path `mint-pool` uses (`DayTokenMinter`).
-@Suite(.timeLimit(.minutes(5))) struct DidJwtVectorTests {
+@Suite(.timeLimit(.minutes(15))) struct DidJwtVectorTests {
     static let vectorKey = "278a5de700e29faae8e40e366ec5012b5ec63d36ec77e8a2417154cc1d25383f"
 
     static func minter(_ hex: String) throws -> DayTokenMinter {

@@ -2,7 +2,7 @@ import Testing
 @testable import TokenPool
 
 /// How Endorser's answers are classified, and the exact request body.
-@Suite(.timeLimit(.minutes(5))) struct EndorserAnswerTests {
+@Suite(.timeLimit(.minutes(15))) struct EndorserAnswerTests {
     static func classify(_ status: Int, _ body: String) -> EndorserClient.Outcome {
         EndorserClient.classify(status: status, body: Array(body.utf8))
     }

@@ -6,7 +6,7 @@ import TestSupport
 @testable import TokenPool
 
 /// Identities (docs/protocols/jwt-pool.md §4, §5): import, generate, passkeys, switching (which drops the pool), custody.
-@Suite(.timeLimit(.minutes(5))) struct IdentityTests {
+@Suite(.timeLimit(.minutes(15))) struct IdentityTests {
     static let now = instant("2027-04-02T10:00:00Z")
 
     @Test func importStoresTheKeySealedUnderItsChecksummedDID() throws {

@@ -5,7 +5,7 @@ import TestSupport
 @testable import TokenPool
 
 /// `job mint-pool` and friends as real processes: exit codes, a pass killed mid-mint, and what reaches stderr.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct MintPoolProcessTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct MintPoolProcessTests {
     final class Machine {
         let home = TemporaryDirectory("pool-home")
         var store: String { home.file("store.sqlite") }

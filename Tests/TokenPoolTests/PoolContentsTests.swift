@@ -6,7 +6,7 @@ import TestSupport
 @testable import TokenPool
 
 /// What a minted pool holds and what may be shown of it.
-@Suite(.timeLimit(.minutes(5))) struct PoolContentsTests {
+@Suite(.timeLimit(.minutes(15))) struct PoolContentsTests {
     static let now = instant("2027-10-05T13:45:00Z")
 
     @Test func everyTokenInAPoolIsDistinctAndOneDayWide() throws {

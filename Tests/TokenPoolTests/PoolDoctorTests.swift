@@ -4,7 +4,7 @@ import TestSupport
 @testable import TokenPool
 
 /// `job doctor`'s `token-pool` group.
-@Suite(.timeLimit(.minutes(5))) struct PoolDoctorTests {
+@Suite(.timeLimit(.minutes(15))) struct PoolDoctorTests {
     static func statuses(_ harness: PoolHarness, now: Date) throws -> (exit: Int32, checks: [String: String]) {
         let result = try harness.command(["doctor"], now: now, json: true)
         let checks = try #require(try result.json()["checks"] as? [[String: Any]])

@@ -6,7 +6,7 @@ import TestSupport
 @testable import TokenPool
 
 /// `job pool verify`: the native selector replayed over every covered day, and its failure reports.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct PoolVerifyTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct PoolVerifyTests {
     @Test func aFreshPoolVerifiesAndIsAcceptedAtEveryMidnightPlusOrMinusOneSecond() throws {
         let endorser = try EndorserStandIn()
         defer { endorser.stop() }

@@ -4,7 +4,7 @@ import TestSupport
 
 /// SIGTERM during `prefetch`'s request to an Endorser that never answers: the transfer is aborted within about a
 /// second and the pass reports the stop (75), through the built `job`.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct PrefetchStopTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct PrefetchStopTests {
     /// A loopback TCP server that accepts connections and never answers; `accepted` counts them.
     final class SilentServer: @unchecked Sendable {
         let port: UInt16

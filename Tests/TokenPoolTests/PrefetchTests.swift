@@ -6,7 +6,7 @@ import TestSupport
 @testable import TokenPool
 
 /// `prefetch` against the Endorser stand-in, which verifies every Bearer token as Endorser's did-jwt does.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct PrefetchTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct PrefetchTests {
     static let now = instant("2027-09-14T06:30:00Z")
     static var nowSeconds: Int64 { Int64(now.timeIntervalSince1970) }
 

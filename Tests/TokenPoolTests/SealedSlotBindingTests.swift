@@ -8,7 +8,7 @@ import TestSupport
 
 /// Pool tokens are sealed bound to their identity, pool generation, slot and day. Attacked
 /// through the real store file (rows swapped with the `sqlite3` shell) and the real `job` binary.
-@Suite(.tags(.process), .timeLimit(.minutes(10))) struct SealedSlotBindingTests {
+@Suite(.tags(.process), .timeLimit(.minutes(15))) struct SealedSlotBindingTests {
     static let now = "2027-09-14T06:30:00Z"
     static let nowSeconds: Int64 = 1_820_903_400
 

@@ -5,7 +5,7 @@ import TestSupport
 @testable import TokenPool
 
 /// docs/protocols/jwt-pool.md §3: the token for epoch day `d` sits in slot `d % size`, whatever day minting starts on.
-@Suite(.timeLimit(.minutes(5))) struct SlotPlacementTests {
+@Suite(.timeLimit(.minutes(15))) struct SlotPlacementTests {
     /// Mints at `start` (noon UTC) and checks every slot of the exported pool against the native selector.
     static func checkPool(_ harness: PoolHarness, start: Date, size: Int) throws {
         let mint = try harness.pass("mint-pool", now: start)
