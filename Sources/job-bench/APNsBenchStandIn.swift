@@ -104,7 +104,7 @@ final class APNsBenchStandIn {
                                                                   "-keyout", d + "/apns.key", "-out", d + "/apns.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
                                                                   "-addext", "subjectAltName=IP:127.0.0.1"])
         guard made.status == 0 else { throw BenchFailure("openssl: \(made.stderr)") }
-        let port = freePort()
+        let port = try FreeLoopbackPort.find()
         let log = d + "/apns-access.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         // nginx 1.22: `listen … http2`; `keepalive_requests` also bounds the requests on one HTTP/2 connection, and
@@ -198,17 +198,6 @@ final class APNsBenchStandIn {
         return standIn
     }
 
-    private static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 
     private static func canConnect(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

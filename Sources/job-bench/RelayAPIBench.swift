@@ -246,17 +246,6 @@ enum RelayAPIBench {
         throw BenchFailure("serve-relay did not start")
     }
 
-    private static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 
     /// nginx with the shipped site (ports and a fresh certificate substituted) and a static-file server beside it.
     private static func startNginx(directory d: String, upstreamPort: Int) throws -> (Process, Int, Int) {
@@ -265,7 +254,7 @@ enum RelayAPIBench {
                                                                   "-addext", "subjectAltName=IP:127.0.0.1"])
         guard made.status == 0 else { throw BenchFailure("openssl: \(made.stderr)") }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        let nginxPort = freePort(), staticPort = freePort()
+        let nginxPort = try FreeLoopbackPort.find(), staticPort = try FreeLoopbackPort.find()
         let (site, config) = try NginxRelayLab.render(
             shippedSite: try String(contentsOfFile: root + "/jobs/nginx-relay.conf", encoding: .utf8), directory: d,
             upstreamPort: upstreamPort, nginxPort: nginxPort, staticPort: staticPort, certificate: d + "/tls.pem", key: d + "/tls.key", workers: 2,

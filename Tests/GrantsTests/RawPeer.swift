@@ -57,7 +57,9 @@ enum RawPeer {
     /// Whether any datagram arrives on `fd` within `seconds` (all waiting ones are read).
     static func answered(_ fd: Int32, within seconds: TimeInterval) -> Bool {
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, Int32(seconds * 1000)) == 1 else { return false }
+        var ready: Int32
+        repeat { ready = poll(&pfd, 1, Int32(seconds * 1000)) } while ready < 0 && errno == EINTR  // another test's SIGCHLD
+        guard ready == 1 else { return false }
         var buffer = [UInt8](repeating: 0, count: 2048)
         while recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
         return true

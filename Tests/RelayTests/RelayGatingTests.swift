@@ -308,7 +308,9 @@ final class RawConnection {
     /// Whether the peer closed the connection (waiting up to `waiting` seconds for it).
     func isClosed(waiting: Double = 0) -> Bool {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(waiting * 1000)) > 0 else { return false }
+        var ready: Int32
+        repeat { ready = poll(&poller, 1, Int32(waiting * 1000)) } while ready < 0 && errno == EINTR  // another test's SIGCHLD
+        guard ready > 0 else { return false }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))

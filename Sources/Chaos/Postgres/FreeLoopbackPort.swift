@@ -1,8 +1,8 @@
 import Foundation
 
 /// A TCP port nothing listens on at 127.0.0.1, from the kernel (bind to port 0, read it, close).
-enum FreeLoopbackPort {
-    static func find() throws -> Int {
+package enum FreeLoopbackPort {
+    package static func find() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw PostgresClusterFailure("socket() failed: errno \(errno)") }
         defer { close(fd) }
