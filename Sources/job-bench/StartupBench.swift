@@ -31,14 +31,14 @@ enum StartupBench {
         guard FileManager.default.isExecutableFile(atPath: jobPath) else {
             throw BenchUsageError(message: "no job executable at the given path; build it first (swift build -c release --product job)")
         }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("job-bench-startup-\(getpid())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let scratch = try DiskScratch.make("startup", base: nil)  // a real disk, never tmpfs
+        let folder = URL(fileURLWithPath: scratch.path)
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = folder.appendingPathComponent("store.sqlite").path
         let migrated = try spawnAndWait(jobPath, ["--store", store, "migrate"])
         guard migrated == 0 else { throw BenchUsageError(message: "job migrate exited \(migrated) on a new store") }
 
-        print("startup: \(runs) runs each, wall clock from spawn to exit")
+        print("startup: \(runs) runs each, wall clock from spawn to exit; store in \(scratch.path) (\(scratch.filesystem))")
         print("command".padding(toLength: 28, withPad: " ", startingAt: 0) + "median ms   p90 ms")
         let commands = [("/bin/true (baseline)", "/bin/true", [String]()), ("job --help", jobPath, ["--help"]),
                         ("job status (migrated store)", jobPath, ["--store", store, "status"])]

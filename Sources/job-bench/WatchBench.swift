@@ -34,8 +34,8 @@ enum WatchBench {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/syncthing") else { throw BenchUsageError(message: "needs Debian's syncthing package") }
         guard FileManager.default.isExecutableFile(atPath: jobPath) else { throw BenchUsageError(message: "no job executable at the given path") }
 
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("job-bench-watch-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let scratch = try DiskScratch.make("watch", base: nil)  // a real disk, never tmpfs
+        let folder = scratch.path
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
         // The relay stand-in: every trigger's arrival, monotonic.
@@ -68,7 +68,7 @@ enum WatchBench {
         defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL); watcher.waitUntilExit() } }
         try waitUntil(30, "the watcher to subscribe") { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("watch.subscribed") }
 
-        print("watch: \(changes) changes, DEBOUNCE_SECONDS=1, then \(idleSeconds) s idle")
+        print("watch: \(changes) changes, DEBOUNCE_SECONDS=1, then \(idleSeconds) s idle; store in \(folder) (\(scratch.filesystem))")
         var latencies: [Double] = []
         for index in 0..<changes {
             let before = arrivals.count
