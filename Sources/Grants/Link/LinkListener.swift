@@ -1,4 +1,3 @@
-import CShims
 import Foundation
 import QUIC
 import Runner
@@ -59,11 +58,11 @@ final class LinkListener: QUICServerDelegate, Sendable {
     /// connection; then waits for the open connections to end and stops the endpoint.
     func run(_ endpoint: QUICEndpoint, idleExit: Int?) -> Tally {
         endpoint.start(delegate: self)
-        while true {
-            if shim_termination_signal() != 0 || store.isReplaced { break }
-            if let maxConnections, count(\.admitted) >= maxConnections { break }
-            if let idleExit, let since = slots.idleSince, Date().timeIntervalSince(since) >= Double(idleExit) { break }
-            usleep(50_000)
+        StopSignals.wait(every: 0.05) {
+            if store.isReplaced { return true }
+            if let maxConnections, count(\.admitted) >= maxConnections { return true }
+            if let idleExit, let since = slots.idleSince, Date().timeIntervalSince(since) >= Double(idleExit) { return true }
+            return false
         }
         // Every served connection ends by its deadlines at the latest, sooner once SIGTERM was heard; then the
         // endpoint drops the half-open ones (which hold no thread).
