@@ -40,7 +40,7 @@ let package = Package(
         // Foundations.
         .target(name: "CivilDate"),
         .target(name: "QUIC", dependencies: ["CQUIC"]),
-        .target(name: "Store", dependencies: ["CSQLite", "CPostgreSQL", "CShims", "CLazyLibs"]),
+        .target(name: "Store", dependencies: ["CSQLite", "CPostgreSQL", "CShims", "CLazyLibs", "Cryptography"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
         .target(name: "HTTPClient", dependencies: ["CivilDate", "CCurl", "CShims", "CLazyLibs"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CLazyLibs"]),

@@ -15,21 +15,31 @@ package enum Hex {
 
     /// Decodes hex (either case), rejecting odd lengths, prefixes, whitespace and any non-hex character.
     package static func decode(_ text: String) throws -> [UInt8] {
-        let chars = Array(text.utf8)
-        guard chars.count % 2 == 0 else { throw CryptoError.malformedInput("hex has an odd number of digits") }
+        guard text.utf8.count % 2 == 0 else { throw CryptoError.malformedInput("hex has an odd number of digits") }
+        guard let bytes = bytes(text.utf8) else { throw CryptoError.malformedInput("hex contains a character that is not a hex digit") }
+        return bytes
+    }
+
+    /// The bytes that `digits` (an even number of hex digits, either case, nothing else) spell; nil for anything
+    /// else. The one hex decoder: text, key files and PostgreSQL's `bytea` output all come through here (inlinable,
+    /// so a caller's buffer type is specialised in its own module).
+    @inlinable
+    package static func bytes<C: Collection>(_ digits: C) -> [UInt8]? where C.Element == UInt8 {
+        guard digits.count % 2 == 0 else { return nil }
         var out = [UInt8]()
-        out.reserveCapacity(chars.count / 2)
-        var index = 0
-        while index < chars.count {
-            guard let high = value(chars[index]), let low = value(chars[index + 1]) else {
-                throw CryptoError.malformedInput("hex contains a character that is not a hex digit")
-            }
+        out.reserveCapacity(digits.count / 2)
+        var index = digits.startIndex
+        while index != digits.endIndex {
+            let next = digits.index(after: index)
+            guard let high = value(digits[index]), let low = value(digits[next]) else { return nil }
             out.append(high << 4 | low)
-            index += 2
+            index = digits.index(after: next)
         }
         return out
     }
 
+    /// The value of one hex digit (either case), or nil.
+    @usableFromInline
     static func value(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")

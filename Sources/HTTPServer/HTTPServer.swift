@@ -13,7 +13,7 @@ import Glibc
 /// it: `ConnectionDeadlines`, absolute, never extended by trickled bytes), never a worker, and a handler that blocks (on the store) holds one worker, never the I/O of other
 /// connections. The handler is called on several workers at once: it must keep no state of its own between
 /// requests. Larger bodies get 413 and the connection is closed. Keep-alive is libmicrohttpd's.
-package final class HTTPServer: @unchecked Sendable {
+package final class HTTPServer: Sendable {
     package typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
     /// Answers a request once: the connection is resumed and the response sent. Callable from any thread.
     package typealias Responder = @Sendable (HTTPServerResponse) -> Void
@@ -22,13 +22,7 @@ package final class HTTPServer: @unchecked Sendable {
     package typealias DeferredHandler = @Sendable (HTTPServerRequest, @escaping Responder) -> Void
 
     package let limits: HTTPServerLimits
-    let handler: DeferredHandler
-    private let lock = NSLock()
-    // Set once in init, cleared once in stop (under `lock`).
-    private var daemon: OpaquePointer?
-    private let work = WorkQueue()
-    let deadlines: ConnectionDeadlines
-    private var workers: [Thread] = []
+    private let daemon: Daemon
 
     package struct StartFailure: Error, Sendable {}
 
@@ -40,32 +34,67 @@ package final class HTTPServer: @unchecked Sendable {
     /// Starts answering on `socket`, each request answered whenever its handler calls the responder.
     package init(socket: ListeningSocket, limits: HTTPServerLimits, deferredHandler handler: @escaping DeferredHandler) throws {
         self.limits = limits
+        daemon = try Daemon(socket: socket, limits: limits, handler: handler)
+    }
+
+    /// Stops accepting, lets the workers answer what they hold (for `limits.drainTimeoutSeconds` at most), closes
+    /// every connection and the listening socket. A request still unanswered then gets 503.
+    package func stop() { daemon.stop() }
+
+    /// Dropping the server stops it.
+    deinit { daemon.stop() }
+}
+
+/// The libmicrohttpd daemon and everything its callbacks reach.
+///
+/// libmicrohttpd is handed a retained reference to this object (its callbacks' closure argument) at start, which
+/// `stop` releases only once `MHD_stop_daemon` has returned: no callback can reach a freed object, whenever the
+/// owner drops its `HTTPServer`. The daemon is always stopped: handlers still holding requests when the drain
+/// times out have those requests answered 503 and their connections resumed (libmicrohttpd must not be stopped
+/// with a suspended connection), and their own later answers change nothing.
+final class Daemon: @unchecked Sendable {
+    let limits: HTTPServerLimits
+    let handler: HTTPServer.DeferredHandler
+    private let lock = NSLock()
+    // Set once in init, cleared once in stop (under `lock`).
+    private var daemon: OpaquePointer?
+    private let work = WorkQueue()
+    let deadlines: ConnectionDeadlines
+    private var workers: [Thread] = []
+
+    /// Starts answering on `socket`, each request answered whenever its handler calls the responder.
+    init(socket: ListeningSocket, limits: HTTPServerLimits, handler: @escaping HTTPServer.DeferredHandler) throws {
+        self.limits = limits
         self.handler = handler
         deadlines = ConnectionDeadlines(headerTimeoutSeconds: limits.headerTimeoutSeconds, requestTimeoutSeconds: limits.requestTimeoutSeconds)
-        let me = Unmanaged.passUnretained(self).toOpaque()
+        // libmicrohttpd's reference: released in `stop` after MHD_stop_daemon, or below when the daemon did not start.
+        let retained = Unmanaged.passRetained(self)
+        let me = retained.toOpaque()
         let ioThreads = UInt32(max(1, min(4, (limits.threads + 1) / 2)))
         daemon = mhd_shim_start(
             socket.descriptor, ioThreads, UInt32(max(1, limits.maxConnections)),
             UInt32(max(0, limits.maxConnectionsPerAddress)), UInt32(max(1, limits.idleTimeoutSeconds)), max(4096, limits.maxHeaderBytes),
             { cls, connection, url, method, version, uploadData, uploadDataSize, state in
                 guard let cls, let connection, let uploadDataSize, let state else { return .NO }
-                return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+                return Unmanaged<Daemon>.fromOpaque(cls).takeUnretainedValue()
                     .access(connection, url: url, method: method, version: version, upload: uploadData, uploadSize: uploadDataSize, state: state)
             }, me,
             { cls, connection, state, _ in
                 if let cls, let connection {
-                    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines.requestEnded(connection, now: ConnectionDeadlines.now())
+                    Unmanaged<Daemon>.fromOpaque(cls).takeUnretainedValue().deadlines.requestEnded(connection, now: ConnectionDeadlines.now())
                 }
                 guard let state, let pointer = state.pointee else { return }
                 let pending = Unmanaged<PendingRequest>.fromOpaque(pointer)
                 // A request a worker answered is over once its response was sent (or its connection closed).
-                if pending.takeUnretainedValue().dispatched, let cls { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().work.completed() }
+                if pending.takeUnretainedValue().dispatched, let cls {
+                    Unmanaged<Daemon>.fromOpaque(cls).takeUnretainedValue().work.completed(pending.takeUnretainedValue())
+                }
                 pending.release()
                 state.pointee = nil
             }, me,
             { cls, connection, _, code in
                 guard let cls, let connection else { return }
-                let deadlines = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().deadlines
+                let deadlines = Unmanaged<Daemon>.fromOpaque(cls).takeUnretainedValue().deadlines
                 if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED = 0 (microhttpd.h); else MHD_CONNECTION_NOTIFY_CLOSED
                     deadlines.started(connection, descriptor: mhd_shim_connection_fd(connection), now: ConnectionDeadlines.now())
                 } else {
@@ -73,15 +102,16 @@ package final class HTTPServer: @unchecked Sendable {
                 }
             }, me)
         if daemon == nil {
+            retained.release()
             close(socket.descriptor)
-            throw StartFailure()
+            throw HTTPServer.StartFailure()
         }
         deadlines.start()
         for index in 0..<max(1, limits.threads) {
             let thread = Thread { [work, handler] in
                 while let item = work.next() {
                     handler(item.pending.request()) { response in
-                        if item.pending.answer(response) { MHD_resume_connection(item.connection.pointer) }
+                        item.pending.answer(response) { MHD_resume_connection(item.connection.pointer) }
                     }
                 }
             }
@@ -91,8 +121,9 @@ package final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Stops accepting, lets the workers answer what they hold, closes every connection and the listening socket.
-    package func stop() {
+    /// Stops accepting, lets the workers answer what they hold, answers 503 to what they still hold after the
+    /// drain, closes every connection and the listening socket, and stops the daemon.
+    func stop() {
         let running: OpaquePointer? = lock.withLock {
             let running = daemon
             daemon = nil
@@ -101,17 +132,23 @@ package final class HTTPServer: @unchecked Sendable {
         guard let running else { return }
         let fd = MHD_quiesce_daemon(running)
         if fd >= 0 { close(fd) }
-        // A worker still inside the handler after the drain holds a suspended connection: freeing the daemon
-        // under it would be a use after free, so the daemon is then left to the process's exit.
         // No new work from here on (a request completing now is answered 503 by its I/O thread); what is queued
         // or running is answered first.
         work.finish()
-        let drained = work.drain(timeout: 10)
+        if !work.drain(timeout: limits.drainTimeoutSeconds) {
+            // A handler still holds a request (its connection suspended): it is answered 503 and resumed here, the
+            // answer and the resume under the request's lock, as a worker's are, so once this loop is done no
+            // connection is suspended and none will be resumed later. The 503s get a moment to be sent.
+            for item in work.abandon() {
+                item.pending.answer(Self.unavailable) { MHD_resume_connection(item.connection.pointer) }
+            }
+            _ = work.awaitSent(timeout: 1)
+        }
         deadlines.stop()
-        if drained { MHD_stop_daemon(running) }
+        MHD_stop_daemon(running)
+        // No callback runs any more: libmicrohttpd's reference goes.
+        Unmanaged.passUnretained(self).release()
     }
-
-    deinit { stop() }
 
     /// One request being received on a connection. Read and written by the I/O thread serving that connection,
     /// except `response`, which a worker sets before resuming the connection (under `lock`).
@@ -142,12 +179,14 @@ package final class HTTPServer: @unchecked Sendable {
             return HTTPServerRequest(method: method, path: bare, headers: headers, body: body, peer: peer)
         }
 
-        /// Sets the response; false (and nothing changes) when one was set already.
+        /// Sets the response and then calls `resume`, both under the lock; false (and nothing changes, nothing is
+        /// called) when a response was set already.
         @discardableResult
-        func answer(_ response: HTTPServerResponse) -> Bool {
+        func answer(_ response: HTTPServerResponse, then resume: () -> Void = {}) -> Bool {
             lock.withLock {
                 guard self.response == nil else { return false }
                 self.response = response
+                resume()
                 return true
             }
         }
@@ -278,19 +317,20 @@ struct ConnectionPointer: @unchecked Sendable {
 
 /// A complete request waiting for a worker.
 struct WorkItem: Sendable {
-    let pending: HTTPServer.PendingRequest
+    let pending: Daemon.PendingRequest
     let connection: ConnectionPointer
 }
 
-/// The workers' queue: FIFO; at shutdown it refuses new items, and `drain` waits for the queued ones.
+/// The workers' queue: FIFO; at shutdown it refuses new items, `drain` waits for the queued ones, and `abandon`
+/// gives up on what is left.
 // @unchecked: every stored property is read and written only while `condition` is locked.
 final class WorkQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var items: [WorkItem] = []
     private var head = 0
     private var busy = 0
-    /// Requests handed to a worker whose response was not yet sent.
-    private var inFlight = 0
+    /// Requests queued for a worker whose response was not yet sent (nor their connection closed).
+    private var held: [ObjectIdentifier: WorkItem] = [:]
     private var finished = false
 
     /// Queues `item`; false once the queue is finished.
@@ -299,7 +339,7 @@ final class WorkQueue: @unchecked Sendable {
         defer { condition.unlock() }
         guard !finished else { return false }
         items.append(item)
-        inFlight += 1
+        held[ObjectIdentifier(item.pending)] = item
         condition.signal()
         return true
     }
@@ -322,10 +362,10 @@ final class WorkQueue: @unchecked Sendable {
         return item
     }
 
-    /// A queued request's response was sent (libmicrohttpd's completion callback).
-    func completed() {
+    /// A queued request's response was sent, or its connection closed (libmicrohttpd's completion callback).
+    func completed(_ pending: Daemon.PendingRequest) {
         condition.lock()
-        inFlight = max(0, inFlight - 1)
+        held.removeValue(forKey: ObjectIdentifier(pending))
         condition.broadcast()
         condition.unlock()
     }
@@ -336,8 +376,28 @@ final class WorkQueue: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
-        while (head < items.count || busy > 0 || inFlight > 0) && condition.wait(until: deadline) {}
-        return head == items.count && busy == 0 && inFlight == 0
+        while (head < items.count || busy > 0 || !held.isEmpty) && condition.wait(until: deadline) {}
+        return head == items.count && busy == 0 && held.isEmpty
+    }
+
+    /// Drops what is still queued (the workers end once their handlers return) and gives every request not yet
+    /// sent, queued or held by a handler, for the caller to answer.
+    func abandon() -> [WorkItem] {
+        condition.lock()
+        defer { condition.unlock() }
+        items.removeAll()
+        head = 0
+        condition.broadcast()
+        return Array(held.values)
+    }
+
+    /// Waits until every request's response was sent or its connection closed (at most `timeout` seconds).
+    func awaitSent(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !held.isEmpty && condition.wait(until: deadline) {}
+        return held.isEmpty
     }
 
     /// Refuses new items; the workers end once the queued ones are answered.

@@ -22,9 +22,12 @@ package struct HTTPServerLimits: Sendable, Equatable {
     package var requestTimeoutSeconds: Int
     /// Worker threads that run the handler on complete requests (the epoll I/O threads are half as many, 1 to 4).
     package var threads: Int
+    /// How long `stop` waits for the handlers to answer the requests they hold; those still held then get 503.
+    package var drainTimeoutSeconds: Double
 
     package init(maxBodyBytes: Int = 16 << 10, maxHeaderBytes: Int = 32 << 10, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 0,
-                idleTimeoutSeconds: Int = 15, headerTimeoutSeconds: Int = 10, requestTimeoutSeconds: Int = 15, threads: Int = 4) {
+                idleTimeoutSeconds: Int = 15, headerTimeoutSeconds: Int = 10, requestTimeoutSeconds: Int = 15, threads: Int = 4,
+                drainTimeoutSeconds: Double = 10) {
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.maxConnections = maxConnections
@@ -33,5 +36,6 @@ package struct HTTPServerLimits: Sendable, Equatable {
         self.headerTimeoutSeconds = headerTimeoutSeconds
         self.requestTimeoutSeconds = requestTimeoutSeconds
         self.threads = threads
+        self.drainTimeoutSeconds = drainTimeoutSeconds
     }
 }

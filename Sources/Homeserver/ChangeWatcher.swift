@@ -46,7 +46,7 @@ final class ChangeWatcher {
         metricsDirectory = context.env("JOB_METRICS_DIR")
     }
 
-    private var stopRequested: Bool { shim_termination_signal() != 0 }
+    private var stopRequested: Bool { StopSignals.heard }
 
     func run() throws {
         let logger = context.logger

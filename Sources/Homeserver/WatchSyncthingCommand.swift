@@ -1,4 +1,3 @@
-import CShims
 import Foundation
 import Runner
 
@@ -33,12 +32,7 @@ struct WatchSyncthingCommand: Command {
         let debounce = try HelperConfiguration.debounceSeconds(env)
         let announce = try HelperConfiguration.startupAnnounce(env)
         let endpoint = try HelperConfiguration.syncthingEndpoint(env)
-        shim_install_termination_handlers()
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
+        StopSignals.listen()
         let watcher = ChangeWatcher(context: context, syncthing: SyncthingClient(endpoint: endpoint), configPath: endpoint.configPath, relayURL: relayURL, cadenceSeconds: cadence,
                                     debounceSeconds: debounce, announce: announce, watched: HelperConfiguration.watchedFolders(env),
                                     notifier: SystemdNotifier(environment: env))

@@ -49,12 +49,6 @@ package struct Migrator: Sendable {
         }
     }
 
-    /// Names of migrations recorded in the store but unknown to this binary.
-    package func unknownMigrations(in database: Database) throws -> [String] {
-        let known = Set(migrations.map(\.name))
-        return try appliedNames(database).filter { !known.contains($0) }
-    }
-
     private func appliedNames(_ database: Database) throws -> Set<String> {
         let exists: Int64? = try database.scalar(database.engine == .postgresql
             ? "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'"

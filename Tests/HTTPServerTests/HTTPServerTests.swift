@@ -134,6 +134,81 @@ import Testing
         #expect(answers.values == [200], "the request in the handler was answered, not cut, by stop()")
     }
 
+    /// A request sent from a thread of its own: its status (0 for none) and when it came, once it came.
+    final class Sent: Sendable {
+        private let answer = LockedArray()
+        private let finished = DispatchSemaphore(value: 0)
+        init(port: Int) {
+            Thread { [answer, finished] in
+                answer.append((try? HTTPClient(options: HTTPClient.Options(totalTimeout: 30)).send(HTTPRequest(url: "http://127.0.0.1:\(port)/")))?.status ?? 0)
+                finished.signal()
+            }.start()
+        }
+        /// The status, or nil when none came within `seconds`.
+        func status(within seconds: Double) -> Int? { finished.wait(timeout: .now() + seconds) == .success ? answer.values.first : nil }
+    }
+
+    @Test func droppingTheServerWhileItsHandlerHoldsARequestStillAnswersIt() throws {
+        let entered = DispatchSemaphore(value: 0)
+        let socket = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
+        let port = socket.port
+        var server: HTTPServer? = try HTTPServer(socket: socket, limits: HTTPServerLimits()) { _ in
+            entered.signal()
+            usleep(500_000)
+            return HTTPServerResponse(status: 200)
+        }
+        let sent = Sent(port: port)
+        try #require(entered.wait(timeout: .now() + 10) == .success, "the request reached the handler")
+        #expect(server != nil)
+        server = nil
+        #expect(sent.status(within: 10) == 200, "dropping the server drained it: the held request was answered")
+        #expect(throws: HTTPError.self) { try client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/")) }
+    }
+
+    @Test func aServerDroppedWhileAHandlerBlocksPastTheDrainAnswers503AtOnceAndTheLateAnswerIsHarmless() throws {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let returned = DispatchSemaphore(value: 0)
+        let socket = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
+        let port = socket.port
+        var server: HTTPServer? = try HTTPServer(socket: socket, limits: HTTPServerLimits(threads: 2, drainTimeoutSeconds: 0.3)) { _ in
+            entered.signal()
+            _ = release.wait(timeout: .now() + 30)
+            defer { returned.signal() }
+            return HTTPServerResponse(status: 200)
+        }
+        let sent = Sent(port: port)
+        try #require(entered.wait(timeout: .now() + 10) == .success, "the request reached the handler")
+        #expect(server != nil)
+        let dropped = Date()
+        server = nil
+        #expect(sent.status(within: 5) == 503, "the held request was answered 503 when the drain timed out, not left to the handler")
+        #expect(Date().timeIntervalSince(dropped) < 5)
+        #expect(throws: HTTPError.self) { try client.send(HTTPRequest(url: "http://127.0.0.1:\(port)/")) }
+        // The handler answers after the daemon was stopped and freed: nothing is resumed, nothing crashes.
+        release.signal()
+        #expect(returned.wait(timeout: .now() + 10) == .success)
+        usleep(200_000)
+    }
+
+    @Test func aStoppedServerWhoseDeferredHandlerNeverAnsweredGave503AndALaterAnswerIsHarmless() throws {
+        let parked = DeferredHandlerTests.Parked()
+        let socket = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
+        let server = try HTTPServer(socket: socket, limits: HTTPServerLimits(threads: 2, drainTimeoutSeconds: 0.3), deferredHandler: { _, respond in
+            parked.park(0, respond)
+        })
+        let sent = Sent(port: socket.port)
+        let deadline = Date().addingTimeInterval(10)
+        while parked.count == 0 && Date() < deadline { usleep(5_000) }
+        try #require(parked.count == 1, "the request reached the handler")
+        let stopping = Date()
+        server.stop()
+        #expect(Date().timeIntervalSince(stopping) < 5, "stop returned although the handler never answered")
+        #expect(sent.status(within: 5) == 503)
+        parked.answerAll()
+        usleep(200_000)
+    }
+
     @Test func aBoundPortCannotBeBoundTwiceAndBadAddressesAreRefused() throws {
         let first = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
         defer { close(first.descriptor) }

@@ -42,7 +42,7 @@ package final class LinkConnection {
     deinit { close() }
 
     /// Stops waits when the process is asked to stop.
-    static let stopCondition: @Sendable () -> Bool = { shim_termination_signal() != 0 }
+    static let stopCondition: @Sendable () -> Bool = { StopSignals.heard }
 
     /// Dials `address` (UDP), requiring `protocolName` and a server whose key is `expected`, then sends the hello
     /// frame that opens the stream (`LinkWire.hello`).

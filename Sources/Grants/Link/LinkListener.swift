@@ -1,7 +1,7 @@
-import CShims
 import Foundation
 import QUIC
 import Runner
+import Synchronization
 
 /// `serve-link`'s QUIC service on one UDP socket: the endpoint's event-loop thread completes handshakes under the
 /// connection caps, and each connection whose handshake completed is served on a thread of its own over the shared
@@ -14,8 +14,7 @@ import Runner
 /// garbage, are dropped before any state is made. When the whole table is full, a validated newcomer takes the slot of
 /// the oldest half-open handshake, or else of the longest-idle served connection that has not proven a grant, or else
 /// of a proven one idle between messages (`LinkActivity`).
-final class LinkListener: QUICServerDelegate, @unchecked Sendable {
-    // @unchecked: the counters below are read and written only while `lock` is held; the rest is immutable and Sendable.
+final class LinkListener: QUICServerDelegate, Sendable {
     /// The serve-link context, for its logger (a `JobContext` stays on its thread).
     let context: JobContext.Reopening
     /// The store every connection reads and writes through.
@@ -23,18 +22,21 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     let deadlines: LinkDeadlines
     let slots: LinkSlots
     let maxConnections: Int?
-    private let lock = NSLock()
-    private var admitted = 0
-    private var serving = 0
-    private var refused = 0
-    private var evicted = 0
-    /// The connections being served, for making room.
-    private var live: [ObjectIdentifier: LinkActivity] = [:]
-    private var refusedSinceLog = 0
-    private var lastRefusalLog = Date.distantPast
-    /// Failed or timed-out handshakes not yet logged, and when each category was last logged.
-    private var handshakeFailuresSinceLog: [LinkFailure: Int] = [:]
-    private var lastHandshakeFailureLog: [LinkFailure: Date] = [:]
+    /// The counters, under one lock.
+    private struct State {
+        var admitted = 0
+        var serving = 0
+        var refused = 0
+        var evicted = 0
+        /// The connections being served, for making room.
+        var live: [ObjectIdentifier: LinkActivity] = [:]
+        var refusedSinceLog = 0
+        var lastRefusalLog = Date.distantPast
+        /// Failed or timed-out handshakes not yet logged, and when each category was last logged.
+        var handshakeFailuresSinceLog: [LinkFailure: Int] = [:]
+        var lastHandshakeFailureLog: [LinkFailure: Date] = [:]
+    }
+    private let state = Mutex(State())
 
     /// What one run did: connections served (handshake completed), and first packets dropped at the caps.
     struct Tally {
@@ -56,36 +58,34 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     /// connection; then waits for the open connections to end and stops the endpoint.
     func run(_ endpoint: QUICEndpoint, idleExit: Int?) -> Tally {
         endpoint.start(delegate: self)
-        while true {
-            if shim_termination_signal() != 0 || store.isReplaced { break }
-            if let maxConnections, count(\.admitted) >= maxConnections { break }
-            if let idleExit, let since = slots.idleSince, Date().timeIntervalSince(since) >= Double(idleExit) { break }
-            usleep(50_000)
+        StopSignals.wait(every: 0.05) {
+            if store.isReplaced { return true }
+            if let maxConnections, count(\.admitted) >= maxConnections { return true }
+            if let idleExit, let since = slots.idleSince, Date().timeIntervalSince(since) >= Double(idleExit) { return true }
+            return false
         }
         // Every served connection ends by its deadlines at the latest, sooner once SIGTERM was heard; then the
         // endpoint drops the half-open ones (which hold no thread).
         while count(\.serving) > 0 { usleep(20_000) }
         endpoint.stop()
-        lock.lock()
-        let unlogged = handshakeFailuresSinceLog.filter { $0.value > 0 }
-        handshakeFailuresSinceLog = [:]
-        let tally = Tally(admitted: admitted, refused: refused, evicted: evicted)
-        lock.unlock()
+        let (unlogged, tally) = state.withLock { state in
+            let unlogged = state.handshakeFailuresSinceLog.filter { $0.value > 0 }
+            state.handshakeFailuresSinceLog = [:]
+            return (unlogged, Tally(admitted: state.admitted, refused: state.refused, evicted: state.evicted))
+        }
         for (failure, count) in unlogged.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { logHandshakeFailures(failure, count: count) }
         return tally
     }
 
-    private func count(_ key: KeyPath<LinkListener, Int>) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        return self[keyPath: key]
+    private func count(_ key: KeyPath<State, Int>) -> Int {
+        state.withLock { $0[keyPath: key] }
     }
 
     // MARK: QUICServerDelegate (on the event-loop thread)
 
     func admit(_ address: QUICAddress) -> QUICAdmission {
-        lock.lock()
+        let admitted = count(\.admitted)
         let full = maxConnections.map { admitted >= $0 } ?? false
-        lock.unlock()
         return full ? .addressFull : slots.take(LinkSource(address.storage))
     }
 
@@ -94,26 +94,29 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     /// `LinkActivity.provenIdleSeconds`. Its slot is freed here; its thread then hears the connection closed.
     func makeRoom(for address: QUICAddress) -> QUICConnection? {
         let now = Date()
-        lock.lock()
-        let candidates = live.values.compactMap { activity in activity.evictionKey(now).map { (key: $0, activity: activity) } }
-            .sorted { $0.key < $1.key }
-        // One whose serving ended meanwhile has given its slot back already: the next one goes instead.
-        guard let victim = candidates.first(where: { $0.activity.evict() })?.activity else { lock.unlock(); return nil }
-        evicted += 1
-        lock.unlock()
+        let victim: LinkActivity? = state.withLock { state in
+            let candidates = state.live.values.compactMap { activity in activity.evictionKey(now).map { (key: $0, activity: activity) } }
+                .sorted { $0.key < $1.key }
+            // One whose serving ended meanwhile has given its slot back already: the next one goes instead.
+            guard let victim = candidates.first(where: { $0.activity.evict() })?.activity else { return nil }
+            state.evicted += 1
+            return victim
+        }
+        guard let victim else { return nil }
         slots.release(victim.source)
         return victim.connection
     }
 
     func refused(_ address: QUICAddress) {
-        lock.lock()
-        refused += 1
-        refusedSinceLog += 1
-        // At most one line a minute, however fast connections are refused.
-        let log = Date().timeIntervalSince(lastRefusalLog) >= 60
-        let count = refusedSinceLog
-        if log { lastRefusalLog = Date(); refusedSinceLog = 0 }
-        lock.unlock()
+        let (log, count) = state.withLock { state in
+            state.refused += 1
+            state.refusedSinceLog += 1
+            // At most one line a minute, however fast connections are refused.
+            let log = Date().timeIntervalSince(state.lastRefusalLog) >= 60
+            let count = state.refusedSinceLog
+            if log { state.lastRefusalLog = Date(); state.refusedSinceLog = 0 }
+            return (log, count)
+        }
         if log { context.logger.warn("link-connections-refused", ["reason": "cap-reached", "count": .int(count)]) }
     }
 
@@ -125,12 +128,13 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
         guard let error else { return }
         let failure = LinkFailure(error, handshake: true)
         if failure == .stopped { return }
-        lock.lock()
-        handshakeFailuresSinceLog[failure, default: 0] += 1
-        let log = Date().timeIntervalSince(lastHandshakeFailureLog[failure] ?? .distantPast) >= 60
-        let count = handshakeFailuresSinceLog[failure] ?? 0
-        if log { lastHandshakeFailureLog[failure] = Date(); handshakeFailuresSinceLog[failure] = 0 }
-        lock.unlock()
+        let (log, count) = state.withLock { state in
+            state.handshakeFailuresSinceLog[failure, default: 0] += 1
+            let log = Date().timeIntervalSince(state.lastHandshakeFailureLog[failure] ?? .distantPast) >= 60
+            let count = state.handshakeFailuresSinceLog[failure] ?? 0
+            if log { state.lastHandshakeFailureLog[failure] = Date(); state.handshakeFailuresSinceLog[failure] = 0 }
+            return (log, count)
+        }
         if log { logHandshakeFailures(failure, count: count) }
     }
 
@@ -141,13 +145,17 @@ final class LinkListener: QUICServerDelegate, @unchecked Sendable {
     func accepted(_ connection: QUICConnection) {
         let start = Date()
         let activity = LinkActivity(connection: connection, source: LinkSource(connection.remoteAddress.storage), since: start)
-        lock.lock(); admitted += 1; serving += 1; live[ObjectIdentifier(activity)] = activity; lock.unlock()
+        state.withLock { state in
+            state.admitted += 1
+            state.serving += 1
+            state.live[ObjectIdentifier(activity)] = activity
+        }
         let (context, store, deadlines, slots) = (context, store, deadlines, slots)
         Thread { [self] in
             defer {
-                lock.lock(); live[ObjectIdentifier(activity)] = nil; lock.unlock()
+                state.withLock { $0.live[ObjectIdentifier(activity)] = nil }
                 if activity.release() { slots.release(activity.source) }
-                lock.lock(); serving -= 1; lock.unlock()
+                state.withLock { $0.serving -= 1 }
             }
             LinkListener.serve(connection, activity: activity, start: start, context: context, store: store, deadlines: deadlines)
         }.start()

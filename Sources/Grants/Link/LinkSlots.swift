@@ -1,15 +1,18 @@
 import Foundation
 import QUIC
+import Synchronization
 
 /// The connections `serve-link --listen` is answering, in all and per source, kept under `link.max-connections`
 /// and `link.max-connections-per-address`. Shared by the accept loop and the serving threads under one lock.
-final class LinkSlots: @unchecked Sendable {
+final class LinkSlots: Sendable {
     let maxTotal: Int
     let maxPerSource: Int
-    private let lock = NSLock()
-    private var total = 0
-    private var perSource: [LinkSource: Int] = [:]
-    private var lastChange = Date()
+    private struct State {
+        var total = 0
+        var perSource: [LinkSource: Int] = [:]
+        var lastChange = Date()
+    }
+    private let state = Mutex(State())
 
     init(maxTotal: Int, maxPerSource: Int) {
         self.maxTotal = maxTotal
@@ -19,32 +22,28 @@ final class LinkSlots: @unchecked Sendable {
     /// Takes a slot for a connection from `source`, or says which cap is reached (the caller drops it, or first
     /// makes room when the whole table is full).
     func take(_ source: LinkSource) -> QUICAdmission {
-        lock.lock(); defer { lock.unlock() }
-        guard perSource[source, default: 0] < maxPerSource else { return .addressFull }
-        guard total < maxTotal else { return .tableFull }
-        total += 1
-        perSource[source, default: 0] += 1
-        lastChange = Date()
-        return .admitted
+        state.withLock { state in
+            guard state.perSource[source, default: 0] < maxPerSource else { return .addressFull }
+            guard state.total < maxTotal else { return .tableFull }
+            state.total += 1
+            state.perSource[source, default: 0] += 1
+            state.lastChange = Date()
+            return .admitted
+        }
     }
 
     /// Gives back the slot of a finished connection from `source`.
     func release(_ source: LinkSource) {
-        lock.lock(); defer { lock.unlock() }
-        total -= 1
-        if let count = perSource[source], count > 1 { perSource[source] = count - 1 } else { perSource[source] = nil }
-        lastChange = Date()
+        state.withLock { state in
+            state.total -= 1
+            if let count = state.perSource[source], count > 1 { state.perSource[source] = count - 1 } else { state.perSource[source] = nil }
+            state.lastChange = Date()
+        }
     }
 
     /// Connections being answered now.
-    var active: Int {
-        lock.lock(); defer { lock.unlock() }
-        return total
-    }
+    var active: Int { state.withLock { $0.total } }
 
     /// Since when nothing has been answered (nil while a connection is open).
-    var idleSince: Date? {
-        lock.lock(); defer { lock.unlock() }
-        return total == 0 ? lastChange : nil
-    }
+    var idleSince: Date? { state.withLock { $0.total == 0 ? $0.lastChange : nil } }
 }

@@ -1,4 +1,3 @@
-import CShims
 import Foundation
 import QUIC
 import Runner
@@ -82,13 +81,7 @@ struct ServeLinkCommand: Command {
         let store = LinkStore(context: context, node: node, maxBatch: maxBatch)
         defer { store.stop() }
         ServeLinkCommand.raiseDescriptorLimit()
-        shim_install_termination_handlers()
-        // A parent may have started us with SIGTERM blocked (the mask survives exec); this loop must hear it.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
+        StopSignals.listen()
         if let listen {
             let bound = LinkAddress(host: listen.host, port: endpoint.port)
             if context.jsonOutput { context.printJSON(["listening": .string(bound.text), "port": .number(endpoint.port)]) }

@@ -3,16 +3,6 @@ import Foundation
 import Runner
 import Store
 
-/// Control characters in a sender-chosen text (a file name, a MIME type), escaped for a terminal as `\u{1B}`.
-enum TerminalText {
-    static func escaped(_ text: String) -> String {
-        text.unicodeScalars.map { scalar in
-            scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
-                ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
-        }.joined()
-    }
-}
-
 /// `job mesh files list [--json]`: every received file with its id, name, MIME type, size, sender, form and whether
 /// it is new (not yet exported).
 struct MeshFilesListCommand: Command {

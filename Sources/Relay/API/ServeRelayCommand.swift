@@ -1,4 +1,3 @@
-import CShims
 import Foundation
 import HTTPServer
 import Runner
@@ -96,12 +95,7 @@ struct ServeRelayCommand: Command {
         configured.caps = caps
         configured.signatures = signatures
         let api = configured
-        shim_install_termination_handlers()
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
+        StopSignals.listen()
         let server: HTTPServer
         let tally = AnswerTally()
         // The store file this server opened (SQLite): deleted, moved or replaced (a backup restored over it), or its
@@ -136,10 +130,10 @@ struct ServeRelayCommand: Command {
         }
         context.logger.info("relay-api.listening", ["threads": .int(limits.threads), "max_connections": .int(limits.maxConnections)])
         var ticks = 0
-        while shim_termination_signal() == 0, !storeGone.isSet {
-            usleep(100_000)
+        StopSignals.wait(every: 0.1) {
             ticks += 1
             if ticks % 10 == 0, let identity, !identity.isStillAtPath() { storeGone.set() }
+            return storeGone.isSet
         }
         server.stop()
         writer?.stop()

@@ -58,13 +58,10 @@ package final class JobContext {
         self.storeKeyLocation = storeKeyLocation
     }
 
-    /// The same context over a new connection of its own to the same store (a `Database` is used from one thread
-    /// at a time). The copy shares the clock, logger, environment, arguments, output and the store key already
-    /// loaded: call `keyring()` first. For another thread, hand it `reopening()` instead and `open()` it there.
-    package func reopened() throws -> JobContext { try reopening().open() }
-
-    /// What another thread needs to open this context over a store connection of its own: taken on the thread
-    /// that owns this context (a context and its `Database` never cross threads), opened on the other.
+    /// What another thread needs to open this context over a store connection of its own (a `Database` is used
+    /// from one thread at a time): taken on the thread that owns this context (a context and its `Database` never
+    /// cross threads), opened on the other. The opened copy shares the clock, logger, environment, arguments,
+    /// output and the store key already loaded: call `keyring()` first.
     package func reopening() -> Reopening {
         Reopening(name: name, clock: clock, logger: logger, environment: environment, arguments: arguments, dryRun: dryRun,
                   jsonOutput: jsonOutput, storePath: storePath, output: output, readInput: readInput, settings: settings.specs,

@@ -67,7 +67,7 @@ package struct StoreKeyLocation: Sendable {
         var text = bytes
         while let last = text.last, last == 0x0a || last == 0x0d || last == 0x20 { text.removeLast() }
         defer { for i in text.indices { text[i] = 0 } }
-        if text.count == 64, let decoded = HexDigits.decode(text) { return SecretBytes(decoded) }
+        if text.count == 64, let decoded = Hex.bytes(text) { return SecretBytes(decoded) }
         throw JobError.configuration("store-key-malformed", "the store key file must hold 32 bytes or 64 hex digits")
     }
 
