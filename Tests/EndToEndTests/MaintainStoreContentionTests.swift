@@ -27,9 +27,9 @@ import TestSupport
     /// Ledger rows the table holds; its statistics are reset to 10 rows before every pass (more than 25 times fewer,
     /// which is when "PRAGMA optimize" re-analyzes a table).
     static let ledgerRows = 20_000
-    /// Passes run against the writer. With the pragma outside the write transaction 100 of 160 passes failed (four
-    /// runs of 40, load average 13–15 on 2 cores), every run failing: 20 passes all succeeding that way has a chance
-    /// near 10⁻⁸ (still about 1 % were only one pass in five to fail).
+    /// Passes run against the writer. With the pragma outside the write transaction 175 of 260 passes failed (four
+    /// runs of 40 passes and five of 20, load average 9–16 on 2 cores), and every run failed: 20 passes all
+    /// succeeding that way has a chance near 10⁻¹⁰ (still about 1 % were only one pass in five to fail).
     static let passes = 20
 
     @Test func maintainStoreWaitsForAWriterCommittingInATightLoopAndReanalyzesOnEveryPass() throws {
