@@ -73,9 +73,13 @@ struct MaintainStoreJob: Job {
 
         // "Applications with short-lived database connections … should run "PRAGMA optimize;" once, just prior to
         // closing each database connection." — PRAGMA optimize. This pass is that moment for the whole store.
-        // Inside a write transaction: run on its own, the ANALYZE it may start reads and then writes in one statement,
-        // and in WAL mode a writer committing in between makes that fail at once (SQLITE_BUSY_SNAPSHOT, which no busy
-        // handler waits out). BEGIN IMMEDIATE takes the write lock first, waiting like every other statement.
+        // Inside a write transaction: run on its own, the pragma reads (it compares each table with its statistics)
+        // and then runs ANALYZE, which writes: a read transaction upgraded to a write one, and "if some other database
+        // connection has already modified the database or is already in the process of modifying the database, then
+        // upgrading to a write transaction is not possible and the write statement will fail with SQLITE_BUSY"
+        // (lang_transaction.html) — at once, since SQLite consults the busy handler only for a connection that holds
+        // no transaction yet. BEGIN IMMEDIATE takes the write lock first, waiting like every other statement
+        // (MaintainStoreContentionTests).
         try db.write { db in try db.execute("PRAGMA optimize") }
 
         // "The incremental_vacuum pragma causes up to N pages to be removed from the freelist." Only effective on
