@@ -26,6 +26,46 @@ import TestSupport
         #expect(report.tokensPushed == 1_000)
     }
 
+    /// `--pause-every` stops a pass once it is pushing, which the pauser reads as an established TCP connection from
+    /// that process to the stand-in's port: seen while this process holds one, not for another port, not once closed.
+    @Test func thePauserSeesAProcessConnectedToThePortOnlyWhileTheConnectionIsOpen() throws {
+        func ipv4(_ port: Int) -> sockaddr_in {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            return address
+        }
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = ipv4(0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        try #require(listening)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let otherPort = try FreeLoopbackPort.find()
+        #expect(!PassPauser.isConnected(getpid(), toPort: port), "a listening socket is no connection")
+
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(client >= 0)
+        var target = ipv4(port)
+        let connected = withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0, "connect: errno \(errno)")
+        let accepted = accept(listener, nil, nil)
+        defer { if accepted >= 0 { close(accepted) } }
+        #expect(PassPauser.isConnected(getpid(), toPort: port))
+        #expect(!PassPauser.isConnected(getpid(), toPort: otherPort))
+        close(client)
+        #expect(!PassPauser.isConnected(getpid(), toPort: port))
+    }
+
     static let tokens = [["aa01", "aa02"], ["bb01", "bb02"], ["cc01", "cc02"]]
 
     @Test func theModelPassesPushesAfterEachTriggerAtLeastThirtySecondsApart() {

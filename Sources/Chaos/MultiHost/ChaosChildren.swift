@@ -30,14 +30,24 @@ final class ChaosChildren: Sendable {
         return ProgramSpawn.wait(pid)
     }
 
-    /// Sends `signal` to `pid` if it is still listed.
-    func signal(_ pid: pid_t, _ signal: Int32) {
-        live.withLock { live in if live[pid] != nil { kill(pid, signal) } }
+    /// Sends `signal` to `pid` if it is still listed; whether it was.
+    @discardableResult
+    func signal(_ pid: pid_t, _ signal: Int32) -> Bool {
+        live.withLock { live in
+            guard live[pid] != nil else { return false }
+            kill(pid, signal)
+            return true
+        }
     }
 
-    /// One live child of `role` chosen with `random`, nil when none is running.
-    func pick(_ role: Role, using random: inout ChaosRandom) -> pid_t? {
-        live.withLock { live in live.filter { $0.value == role }.keys.sorted().randomElement(using: &random) }
+    /// One live child of `role` chosen with `random`, none of `excluded`; nil when none is running.
+    func pick(_ role: Role, using random: inout ChaosRandom, excluding excluded: Set<pid_t> = []) -> pid_t? {
+        live.withLock { live in live.filter { $0.value == role && !excluded.contains($0.key) }.keys.sorted().randomElement(using: &random) }
+    }
+
+    /// The live children of `role`, in pid order.
+    func running(_ role: Role) -> [pid_t] {
+        live.withLock { live in live.filter { $0.value == role }.keys.sorted() }
     }
 }
 

@@ -11,9 +11,10 @@ import Synchronization
 /// a fresh port, killed passes are followed by the host's next), and the PostgreSQL server itself is SIGKILLed and
 /// restarted once mid-run. The kills last through the trigger phase (and `killSecondsAfterTriggers` more, into
 /// the pushes the debounce deferred). Then the kills stop and the passes run on undisturbed until nothing is pending (the
-/// 30 s window of the last pushes has passed), and one last pass runs alone. `PushLogModel` then judges the
-/// stand-in's log against the triggers the clients saw accepted: none lost, none doubled within 30 s, only
-/// provisioned tokens.
+/// 30 s window of the last pushes has passed), and one last pass runs alone. With `pauseEvery`, passes are also
+/// SIGSTOPped while pushing for longer than the window (`PassPauser`), so some are still pushing long after their
+/// start. `PushLogModel` then judges the stand-in's log against the triggers the clients saw accepted: none lost,
+/// none doubled within 30 s, only provisioned tokens.
 ///
 /// Time: every process runs on the machine's real clock — no `--now`. A frozen `--now` per process cannot
 /// order a trigger accepted by a long-running serve-relay against a push by a pass started later (both would read
@@ -44,6 +45,11 @@ package final class MultiHostRelayChaos {
         package var killSecondsAfterTriggers = 0.0
         /// SIGKILL and restart the PostgreSQL server once, halfway through the trigger phase.
         package var restartPostgres = true
+        /// While the kills last, a pass that has opened its APNs connection is SIGSTOPped every `pauseEvery` seconds
+        /// (drawn uniformly) and SIGCONTed `pauseSeconds` later (`PassPauser`): passes still pushing more than one
+        /// debounce window after they started. Nil: no pauses.
+        package var pauseEvery: ClosedRange<Double>?
+        package var pauseSeconds: ClosedRange<Double> = 32...50
         /// Longest undisturbed settling after the kills, before the run counts as not settled.
         package var settleTimeoutSeconds = 120.0
         package var seed: UInt64 = 0x4057
@@ -71,6 +77,12 @@ package final class MultiHostRelayChaos {
         /// Passes by exit status (137: SIGKILLed).
         package var passExits: [Int32: Int] = [:]
         package var postgresRestarts = 0
+        /// Passes SIGSTOPped with their APNs connection open, and the shortest and longest pause (s).
+        package var pauses = 0
+        package var pauseSeconds: ClosedRange<Double>?
+        /// Tokens the judge found pushed twice within 30 s (by arrival), and (trigger, token) pairs it found lost.
+        package var doubled = 0
+        package var lost = 0
         /// Passes that found stored times ahead of their clock and moved them back (`clock.stored_time_in_future`).
         package var clockRepairs = 0
         package var violations: [String] = []
@@ -187,6 +199,17 @@ package final class MultiHostRelayChaos {
             }
         }
 
+        // The pauser, when asked for: long passes while the kills last (each pause ends in a resume).
+        let pauser = PassPauser(children: children, apnsPort: standIn.port)
+        let pauseSeed = c.seed ^ 0x9A05_E5EE_D000_0000  // not drawn from `random`: a seed's kills and triggers stay as they were
+        if let every = c.pauseEvery {
+            let seconds = c.pauseSeconds, maxPaused = max(1, c.sendWakeups - 1), note = progress
+            launchTracked("pauser") {
+                let figures = pauser.run(every: every, seconds: seconds, maxPaused: maxPaused, while: killing, seed: pauseSeed) { note("relay-multihost: " + $0) }
+                tally.withLock { t in t.pauses = figures }
+            }
+        }
+
         // The killer: a random serve-relay or running pass every killInterval, while the kills last.
         let killSeed = random.next()
         let interval = c.killInterval
@@ -198,10 +221,10 @@ package final class MultiHostRelayChaos {
                 // A serve-relay at a random moment of its life; a pass at a random moment of its first 150 ms (most
                 // passes last no longer); the other kind when none of the drawn kind is running.
                 var role = ChaosChildren.Role.allCases.randomElement(using: &dice)!
-                var victim = children.pick(role, using: &dice)
+                var victim = children.pick(role, using: &dice, excluding: pauser.pausedPIDs())
                 for _ in 0..<100 where victim == nil && killing.isSet {
                     role = role == .serveRelay ? .sendWakeups : .serveRelay
-                    victim = children.pick(role, using: &dice)
+                    victim = children.pick(role, using: &dice, excluding: pauser.pausedPIDs())
                     if victim == nil { usleep(10_000) }
                 }
                 guard let victim else { continue }
@@ -276,6 +299,8 @@ package final class MultiHostRelayChaos {
         report.pushes = verdict.pushes
         report.tokensPushed = verdict.tokensPushed
         report.closestPairMilliseconds = verdict.closestPairMilliseconds
+        report.doubled = verdict.doubled
+        report.lost = verdict.lost
         for (device, number) in verdict.lostTokens { report.violations.append(try Self.storeState(store, device: device, token: number)) }
         if accepted.count != c.triggers { report.violations.append("\(c.triggers - accepted.count) trigger(s) never accepted") }
         if settled { report.violations += try Self.bookkeeping(store) }
@@ -286,6 +311,8 @@ package final class MultiHostRelayChaos {
         report.sendWakeupsKills = t.passExits[128 + SIGKILL] ?? 0
         report.passExits = t.passExits
         report.passes = t.passExits.values.reduce(0, +)
+        report.pauses = t.pauses.pauses
+        if t.pauses.pauses > 0 { report.pauseSeconds = t.pauses.shortest...t.pauses.longest }
         report.violations += t.unexpected.prefix(5)
         if t.unexpected.count > 5 { report.violations.append("… \(t.unexpected.count) unexpected exits in all") }
         report.clockRepairs = fleet.passLogCount("clock.stored_time_in_future", hosts: c.sendWakeups)
@@ -336,5 +363,6 @@ package final class MultiHostRelayChaos {
         var killsSent = 0
         var passExits: [Int32: Int] = [:]
         var unexpected: [String] = []
+        var pauses = PassPauser.Figures()
     }
 }
