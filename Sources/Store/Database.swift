@@ -54,6 +54,8 @@ package final class Database {
     var isInBatch = false
     /// Savepoints opened in the current batch so far (the first request's is 1).
     private var batchSavepoints = 0
+    /// PostgreSQL: the last request's savepoint is still to be released (with the next `SAVEPOINT`, or by `COMMIT`).
+    private var batchReleasePending = false
     /// Set when a request of a batch on PostgreSQL must not finish in this batch: it would have had to wait for a
     /// lock while the batch holds others' (`lockForWrite`), or it lost a deadlock or timed out on a lock. Its
     /// savepoint was rolled back; the writer runs it again first in the next batch.
@@ -444,8 +446,12 @@ package final class Database {
     /// releases the locks taken since ("if a lock is acquired after establishing a savepoint, the lock is released
     /// immediately if the savepoint is rolled back to"); a body that caught such a failure and returned is rolled
     /// back all the same (25P02), as `write { }` does outside a batch.
+    ///
+    /// On PostgreSQL the savepoint of the request before is released together with this one's `SAVEPOINT`, in one
+    /// round trip (and the batch's last one by its `COMMIT`, which releases every savepoint).
     private func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
-        try execute("SAVEPOINT batch_request")
+        try execute(batchReleasePending ? "RELEASE batch_request; SAVEPOINT batch_request" : "SAVEPOINT batch_request")
+        batchReleasePending = false
         batchSavepoints += 1
         isInTransaction = true
         defer { isInTransaction = false }
@@ -464,7 +470,7 @@ package final class Database {
             rollBackToSavepoint()
             throw StoreError(postgresState: "25P02", message: "a statement failed inside the request, which was rolled back", sql: "SAVEPOINT batch_request")
         }
-        try execute("RELEASE batch_request")
+        if engine == .postgresql { batchReleasePending = true } else { try execute("RELEASE batch_request") }
         return result
     }
 
@@ -500,6 +506,7 @@ package final class Database {
         try execute(begin)
         isInBatch = true
         batchSavepoints = 0
+        batchReleasePending = false
         batchRequestDeferred = false
     }
 
