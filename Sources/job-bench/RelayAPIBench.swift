@@ -17,6 +17,11 @@ import Store
 /// and each run's commits per trigger come from the writer's own count (`relay-api.stopped … writes= commits=`).
 /// Then authenticated (v2) triggers next to v1 on one more group-commit serve-relay (`TriggerV2Load`), with the
 /// serve-relay CPU a forged request costs when it fails the cheap checks and when it fails the signature check.
+///
+/// `--store postgres`: the trigger load against a throwaway durable PostgreSQL cluster (`fsync = on`) instead, once
+/// with a transaction per request on the pool (`--max-batch 1`) and once batched, each with the server's own counts
+/// of transactions committed and WAL flushes per trigger (`pg_stat_database`, `pg_stat_wal`); the v2 and push parts
+/// are left out.
 enum RelayAPIBench {
     static func run(_ arguments: ArraySlice<String>) throws {
         var clients = 64, requests = 200, samples = 20, threads = 4, perDevice = 1
@@ -48,7 +53,7 @@ enum RelayAPIBench {
                 print("  --triggers-per-device N  triggers each Device ID gets (default 1: every trigger a distinct Device ID; at most 10, the rate limit)")
                 print("  --store sqlite|postgres  the store serve-relay writes (default sqlite); postgres: a throwaway durable cluster (fsync on),")
                 print("                           the load once with a transaction per request on the pool (--max-batch 1) and once batched;")
-                print("                           the v2 and trigger → push parts run on SQLite only")
+                print("                           the v2 and trigger → push parts run with sqlite only")
                 print("  --store-dir DIR          where the stores go (default $TMPDIR or /tmp, else .build/; never a memory filesystem)")
                 return
             default: throw BenchUsageError(message: "unknown option \(option)")
