@@ -155,4 +155,38 @@ import TestSupport
         #expect(writers.map(\.statistics.requests).reduce(0, +) == 640)
         #expect(seconds < 60, "\(seconds) s")
     }
+
+    @Test func aBatchWhoseConnectionDiesDuringCommitIsRunAgainAloneOnceTheServerSaysItAbortedAndEachWriteIsStoredOnce() throws {
+        let (check, url) = try prepared()
+        // A deferred constraint trigger runs at COMMIT; the second time it fires (the batch after the holder's) it ends its own session, so the batch's
+        // COMMIT loses its connection (and the transaction aborts).
+        try check.execute("""
+            CREATE SEQUENCE once;
+            CREATE FUNCTION end_session_once() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF nextval('once') = 2 THEN PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); END IF;
+                RETURN NULL;
+            END $$;
+            CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION end_session_once()
+            """)
+        let writer = GroupCommitWriter(path: url)
+        let release = DispatchSemaphore(value: 0)
+        holdWriter(writer, until: release)
+        let results = Locked<[Int: Result<Void, any Error>]>([:])
+        let answered = DispatchGroup()
+        for n in 0..<5 {
+            answered.enter()
+            writer.submit({ db in try db.write { try $0.execute("INSERT INTO t (name) VALUES (?)", ["r\(n)"]) } }) { result in
+                results.mutate { $0[n] = result }
+                answered.leave()
+            }
+        }
+        release.signal()
+        answered.wait()
+        writer.stop()
+        for n in 0..<5 { #expect((try? results.value[n]?.get()) != nil, "request \(n): \(String(describing: results.value[n]))") }
+        let stored = try check.query("SELECT name FROM t ORDER BY name").map { try $0.get(0, as: String.self) }
+        #expect(stored == ["holder", "r0", "r1", "r2", "r3", "r4"], "each request stored once")
+        #expect(writer.statistics.failedBatches == 1 && writer.statistics.requests == 6, "\(writer.statistics)")
+    }
 }
