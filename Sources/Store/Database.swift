@@ -56,6 +56,13 @@ package final class Database {
     private var batchSavepoints = 0
     /// PostgreSQL: the last request's savepoint is still to be released (with the next `SAVEPOINT`, or by `COMMIT`).
     private var batchReleasePending = false
+    /// The savepoint the writer's current request opens first. Only that one may be deferred: a request whose
+    /// earlier `write { }` was already released into the batch would run it twice if it ran again, so its later
+    /// writes wait for their locks as a transaction of their own would.
+    private var batchRequestFirstSavepoint = 0
+
+    /// Marks the start of the writer's next request in the open batch (see `batchRequestFirstSavepoint`).
+    func startBatchRequest() { batchRequestFirstSavepoint = batchSavepoints + 1 }
     /// Set when a request of a batch on PostgreSQL must not finish in this batch: it would have had to wait for a
     /// lock while the batch holds others' (`lockForWrite`), or it lost a deadlock or timed out on a lock. Its
     /// savepoint was rolled back; the writer runs it again first in the next batch.
@@ -384,11 +391,12 @@ package final class Database {
     /// transaction of its own would not. A later request holds the locks of the requests before it, and another
     /// host's batch waiting on those while this one waited on its locks would be a deadlock. It therefore only tries
     /// (`pg_try_advisory_xact_lock`); when another transaction holds the key it throws `busy` and marks the request
-    /// to be run again at the head of the next batch (`batchRequestDeferred`).
+    /// to be run again at the head of the next batch (`batchRequestDeferred`). (A request's second `write { }`
+    /// waits: its first is already part of the batch.)
     package func lockForWrite(_ key: @autoclosure () -> String) throws {
         guard engine == .postgresql else { return }
         guard isInTransaction else { throw StoreError.misuse("lockForWrite outside a write transaction") }
-        if isInBatch && batchSavepoints > 1 {
+        if isInBatch && batchSavepoints > 1 && batchSavepoints == batchRequestFirstSavepoint {
             let taken: Int64? = try scalar("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", [key()])
             guard taken == 1 else {
                 batchRequestDeferred = true
@@ -460,7 +468,7 @@ package final class Database {
             result = try body(self)
         } catch {
             rollBackToSavepoint()
-            if engine == .postgresql, batchSavepoints > 1, let failure = error as? StoreError, ["40P01", "55P03"].contains(failure.sqlState ?? "") {
+            if engine == .postgresql, batchSavepoints > 1, batchSavepoints == batchRequestFirstSavepoint, let failure = error as? StoreError, ["40P01", "55P03"].contains(failure.sqlState ?? "") {
                 // A deadlock lost or a lock timeout while the batch held earlier requests' locks: not this request's own outcome.
                 batchRequestDeferred = true
             }
@@ -506,6 +514,7 @@ package final class Database {
         try execute(begin)
         isInBatch = true
         batchSavepoints = 0
+        batchRequestFirstSavepoint = 0
         batchReleasePending = false
         batchRequestDeferred = false
     }

@@ -171,6 +171,7 @@ package final class GroupCommitWriter: @unchecked Sendable {
         var lost = false
         var deferred: [Job] = []
         while index < jobs.count {
+            database.startBatchRequest()
             let answer = jobs[index].attempt(database)
             if database.batchRequestDeferred {
                 // PostgreSQL: it would have waited for a lock while the batch holds others' (or lost a deadlock);

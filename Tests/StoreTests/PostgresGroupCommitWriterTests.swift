@@ -189,4 +189,38 @@ import TestSupport
         #expect(stored == ["holder", "r0", "r1", "r2", "r3", "r4"], "each request stored once")
         #expect(writer.statistics.failedBatches == 1 && writer.statistics.requests == 6, "\(writer.statistics)")
     }
+
+    @Test func aRequestWhoseSecondWriteFindsItsLockHeldWaitsForItAndItsFirstWriteIsStoredOnce() throws {
+        let (check, url) = try prepared()
+        let other = try Database(path: url)
+        try other.execute("BEGIN")
+        _ = try other.queryOne("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ["held"])
+        let writer = GroupCommitWriter(path: url)
+        let release = DispatchSemaphore(value: 0)
+        holdWriter(writer, until: release)
+        let results = Locked<[Int: Result<Void, any Error>]>([:])
+        let answered = DispatchGroup()
+        answered.enter()
+        writer.submit({ db in try db.write { db in try db.lockForWrite("a"); try db.execute("INSERT INTO t (name) VALUES (?)", ["a"]) } }) { result in
+            results.mutate { $0[0] = result }
+            answered.leave()
+        }
+        answered.enter()
+        // Its first write is released into the batch before its second finds "held" taken: running the request again
+        // would repeat the first, so the second waits for the lock instead.
+        writer.submit({ db in
+            try db.write { db in try db.lockForWrite("b"); try db.execute("INSERT INTO t (name) VALUES (?)", ["first"]) }
+            try db.write { db in try db.lockForWrite("held"); try db.execute("INSERT INTO t (name) VALUES (?)", ["second"]) }
+        }) { result in
+            results.mutate { $0[1] = result }
+            answered.leave()
+        }
+        release.signal()
+        usleep(500_000)
+        try other.execute("COMMIT")
+        answered.wait()
+        writer.stop()
+        for n in 0..<2 { #expect((try? results.value[n]?.get()) != nil, "request \(n): \(String(describing: results.value[n]))") }
+        #expect(try check.query("SELECT name FROM t ORDER BY id").map { try $0.get(0, as: String.self) } == ["holder", "a", "first", "second"])
+    }
 }
