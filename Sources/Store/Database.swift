@@ -52,6 +52,21 @@ package final class Database {
     /// True while a `GroupCommitWriter` holds a batch's transaction open on this connection: `write { }` and
     /// `read { }` then run as savepoints inside it, so one request's failure undoes only that request's changes.
     var isInBatch = false
+    /// Savepoints opened in the current batch so far (the first request's is 1).
+    private var batchSavepoints = 0
+    /// PostgreSQL: the last request's savepoint is still to be released (with the next `SAVEPOINT`, or by `COMMIT`).
+    private var batchReleasePending = false
+    /// The savepoint the writer's current request opens first. Only that one may be deferred: a request whose
+    /// earlier `write { }` was already released into the batch would run it twice if it ran again, so its later
+    /// writes wait for their locks as a transaction of their own would.
+    private var batchRequestFirstSavepoint = 0
+
+    /// Marks the start of the writer's next request in the open batch (see `batchRequestFirstSavepoint`).
+    func startBatchRequest() { batchRequestFirstSavepoint = batchSavepoints + 1 }
+    /// Set when a request of a batch on PostgreSQL must not finish in this batch: it would have had to wait for a
+    /// lock while the batch holds others' (`lockForWrite`), or it lost a deadlock or timed out on a lock. Its
+    /// savepoint was rolled back; the writer runs it again first in the next batch.
+    var batchRequestDeferred = false
     /// Whether SQLite has a transaction open on this connection ("sqlite3_get_autocommit() returns … zero if
     /// autocommit mode is disabled", i.e. inside BEGIN … COMMIT). Some failures (SQLITE_FULL, SQLITE_IOERR,
     /// SQLITE_NOMEM) roll the whole transaction back on their own; a batch checks this after every request.
@@ -371,9 +386,24 @@ package final class Database {
     /// takes a transaction-level advisory lock: "pg_advisory_xact_lock … obtains an exclusive transaction-level
     /// advisory lock, waiting if necessary", released at commit or rollback.
     /// `key` is built only on PostgreSQL.
+    ///
+    /// Inside a group-commit batch only the batch's first request may wait for a lock: it holds nothing yet, as a
+    /// transaction of its own would not. A later request holds the locks of the requests before it, and another
+    /// host's batch waiting on those while this one waited on its locks would be a deadlock. It therefore only tries
+    /// (`pg_try_advisory_xact_lock`); when another transaction holds the key it throws `busy` and marks the request
+    /// to be run again at the head of the next batch (`batchRequestDeferred`). (A request's second `write { }`
+    /// waits: its first is already part of the batch.)
     package func lockForWrite(_ key: @autoclosure () -> String) throws {
         guard engine == .postgresql else { return }
         guard isInTransaction else { throw StoreError.misuse("lockForWrite outside a write transaction") }
+        if isInBatch && batchSavepoints > 1 && batchSavepoints == batchRequestFirstSavepoint {
+            let taken: Int64? = try scalar("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", [key()])
+            guard taken == 1 else {
+                batchRequestDeferred = true
+                throw StoreError(postgresState: "55P03", message: "another transaction holds the lock; the request waits for the next batch")
+            }
+            return
+        }
         _ = try queryOne("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key()])
     }
 
@@ -419,19 +449,55 @@ package final class Database {
     /// One request's `write { }` or `read { }` inside a group-commit batch: `SAVEPOINT`, released when `body`
     /// returns, rolled back to (undoing only its changes) when it throws. "The ROLLBACK TO command reverts the
     /// state of the database back to what it was just after the corresponding SAVEPOINT."
+    ///
+    /// On PostgreSQL a failed statement aborts the whole transaction until `ROLLBACK TO` the savepoint, which also
+    /// releases the locks taken since ("if a lock is acquired after establishing a savepoint, the lock is released
+    /// immediately if the savepoint is rolled back to"); a body that caught such a failure and returned is rolled
+    /// back all the same (25P02), as `write { }` does outside a batch.
+    ///
+    /// On PostgreSQL the savepoint of the request before is released together with this one's `SAVEPOINT`, in one
+    /// round trip (and the batch's last one by its `COMMIT`, which releases every savepoint).
     private func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
-        try execute("SAVEPOINT batch_request")
+        try execute(batchReleasePending ? "RELEASE batch_request; SAVEPOINT batch_request" : "SAVEPOINT batch_request")
+        batchReleasePending = false
+        batchSavepoints += 1
         isInTransaction = true
         defer { isInTransaction = false }
         let result: T
         do {
             result = try body(self)
         } catch {
-            if sqliteTransactionIsOpen { sqlite3_exec(handle, "ROLLBACK TO batch_request; RELEASE batch_request", nil, nil, nil) }
+            rollBackToSavepoint()
+            if engine == .postgresql, batchSavepoints > 1, batchSavepoints == batchRequestFirstSavepoint, let failure = error as? StoreError, ["40P01", "55P03"].contains(failure.sqlState ?? "") {
+                // A deadlock lost or a lock timeout while the batch held earlier requests' locks: not this request's own outcome.
+                batchRequestDeferred = true
+            }
             throw error
         }
-        try execute("RELEASE batch_request")
+        if case .postgresql(let connection) = backend, connection.isInFailedTransaction {
+            rollBackToSavepoint()
+            throw StoreError(postgresState: "25P02", message: "a statement failed inside the request, which was rolled back", sql: "SAVEPOINT batch_request")
+        }
+        if engine == .postgresql { batchReleasePending = true } else { try execute("RELEASE batch_request") }
         return result
+    }
+
+    private func rollBackToSavepoint() {
+        switch backend {
+        case .sqlite(let handle):
+            if sqliteTransactionIsOpen { sqlite3_exec(handle, "ROLLBACK TO batch_request; RELEASE batch_request", nil, nil, nil) }
+        case .postgresql(let connection):
+            if !connection.isBroken && connection.isInServerTransaction { try? connection.execute("ROLLBACK TO batch_request; RELEASE batch_request") }
+        }
+    }
+
+    /// Whether the batch's transaction is still open and usable: SQLite may roll the whole of it back on its own
+    /// (SQLITE_FULL, SQLITE_IOERR), and a PostgreSQL connection may be lost or its transaction left aborted.
+    var batchTransactionIsOpen: Bool {
+        switch backend {
+        case .sqlite: return sqliteTransactionIsOpen
+        case .postgresql(let connection): return !connection.isBroken && connection.isInServerTransaction && !connection.isInFailedTransaction
+        }
     }
 
     /// Rows changed on this SQLite connection since it opened (`sqlite3_total_changes64`); 0 on PostgreSQL.
@@ -440,11 +506,30 @@ package final class Database {
         return sqlite3_total_changes64(handle)
     }
 
-    /// Opens a group-commit batch: `BEGIN IMMEDIATE`, after which `write { }` and `read { }` are savepoints.
+    /// Opens a group-commit batch: `BEGIN IMMEDIATE` (PostgreSQL: `BEGIN`, READ COMMITTED as `write { }`), after
+    /// which `write { }` and `read { }` are savepoints.
     func beginBatch() throws {
-        guard !isInTransaction && !isInBatch else { throw StoreError.misuse("a transaction is already open on this connection", sql: "BEGIN IMMEDIATE") }
-        try execute("BEGIN IMMEDIATE")
+        let begin = engine == .postgresql ? "BEGIN" : "BEGIN IMMEDIATE"
+        guard !isInTransaction && !isInBatch else { throw StoreError.misuse("a transaction is already open on this connection", sql: begin) }
+        try execute(begin)
         isInBatch = true
+        batchSavepoints = 0
+        batchRequestFirstSavepoint = 0
+        batchReleasePending = false
+        batchRequestDeferred = false
+    }
+
+    /// The PostgreSQL transaction id of the open batch, nil when it wrote nothing ("txid_current_if_assigned: same
+    /// as txid_current(), but returns null instead of assigning a new transaction ID if none is already assigned";
+    /// a transaction is given one at its first write, advisory locks and reads take none).
+    func postgresBatchTransactionID() throws -> Int64? {
+        try scalar("SELECT txid_current_if_assigned()")
+    }
+
+    /// What became of the transaction `id` ("txid_status … committed, aborted, in progress"; nil when the server
+    /// no longer knows). For a batch whose `COMMIT` lost its connection: was it committed after all?
+    func postgresTransactionStatus(_ id: Int64) throws -> String? {
+        try scalar("SELECT txid_status(?)", [id])
     }
 
     /// Commits the open batch (one durable commit for all its requests); on failure it is rolled back.

@@ -1,9 +1,10 @@
 import Foundation
 
-/// One writer for an SQLite store that commits many requests' writes together (group commit).
+/// One writer for a store (SQLite or PostgreSQL) that commits many requests' writes together (group commit).
 ///
-/// Under `synchronous = FULL` every commit waits for the disk to flush the write-ahead log, so a server that
-/// commits each request alone runs at the disk's flushes per second, whatever its CPU could do. Requests here
+/// Under `synchronous = FULL` (PostgreSQL: `synchronous_commit = on`) every commit waits for the disk to flush the
+/// write-ahead log, so a server that commits each request alone runs at the disk's flushes per second, whatever
+/// its CPU could do. Requests here
 /// are queued to one thread that owns one connection: it opens a transaction, runs every queued request in a
 /// savepoint of its own, keeps taking requests that arrive meanwhile until the queue is empty, `maxBatch`
 /// requests ran, or `maxBatchDuration` passed, and then commits once. Only after that commit returned (the batch
@@ -168,10 +169,22 @@ package final class GroupCommitWriter: @unchecked Sendable {
         var answers: [() -> Void] = []
         var index = 0
         var lost = false
+        var deferred: [Job] = []
         while index < jobs.count {
-            answers.append(jobs[index].attempt(database))
+            database.startBatchRequest()
+            let answer = jobs[index].attempt(database)
+            if database.batchRequestDeferred {
+                // PostgreSQL: it would have waited for a lock while the batch holds others' (or lost a deadlock);
+                // its savepoint is rolled back. It and the jobs after it start the next batch, where the first waits.
+                deferred = Array(jobs[index...])
+                jobs.removeSubrange(index...)
+                if database.batchTransactionIsOpen { break }
+                lost = true
+                break
+            }
+            answers.append(answer)
             index += 1
-            if !database.sqliteTransactionIsOpen {
+            if !database.batchTransactionIsOpen {
                 lost = true
                 break
             }
@@ -182,29 +195,99 @@ package final class GroupCommitWriter: @unchecked Sendable {
         if lost {
             database.abandonBatch()
             condition.withLock { counters.failedBatches += 1 }
-            finishAlone(jobs)
+            finishAlone(jobs + deferred)
             return
         }
-        if database.sqliteTotalChanges == changesBefore {
+        let wrote: Bool
+        var transactionID: Int64?
+        if database.engine == .postgresql {
+            do {
+                transactionID = try database.postgresBatchTransactionID()
+            } catch {
+                database.abandonBatch()
+                condition.withLock { counters.failedBatches += 1 }
+                finishAlone(jobs + deferred)
+                return
+            }
+            wrote = transactionID != nil
+        } else {
+            wrote = database.sqliteTotalChanges != changesBefore
+        }
+        if !wrote {
             // Nothing to make durable: end the transaction without a commit.
             database.abandonBatch()
-            condition.withLock { counters.requests += jobs.count }
-            for answer in answers { answer() }
+            finish(jobs, answers, committed: false, deferred: deferred)
             return
         }
         do {
             try database.commitBatch()
         } catch {
             database.abandonBatch()
+            if let transactionID, database.isBroken {
+                // PostgreSQL: the connection went while COMMIT was under way, so the batch may be committed all
+                // the same. Running its requests again would count them twice (and answer a v2 trigger "replayed"),
+                // so a new connection asks the server what became of the transaction.
+                switch committedStatus(of: transactionID) {
+                case .committed:
+                    finish(jobs, answers, committed: true, deferred: deferred)
+                    return
+                case .unknown:
+                    condition.withLock {
+                        counters.failedBatches += 1
+                        counters.requests += jobs.count
+                    }
+                    for job in jobs { job.fail(error) }
+                    requeueFirst(deferred)
+                    return
+                case .aborted:
+                    break
+                }
+            }
             condition.withLock { counters.failedBatches += 1 }
-            finishAlone(jobs)
+            finishAlone(jobs + deferred)
             return
         }
+        finish(jobs, answers, committed: true, deferred: deferred)
+    }
+
+    /// Counts and answers a batch that ended (committed, or rolled back having written nothing), then puts the
+    /// deferred jobs back at the head of the queue.
+    private func finish(_ jobs: [Job], _ answers: [() -> Void], committed: Bool, deferred: [Job]) {
         condition.withLock {
-            counters.commits += 1
+            if committed { counters.commits += 1 }
             counters.requests += jobs.count
         }
         for answer in answers { answer() }
+        requeueFirst(deferred)
+    }
+
+    private func requeueFirst(_ jobs: [Job]) {
+        guard !jobs.isEmpty else { return }
+        condition.withLock {
+            queue.insert(contentsOf: jobs, at: 0)
+            condition.signal()
+        }
+    }
+
+    private enum CommitStatus { case committed, aborted, unknown }
+
+    /// What the server says became of a batch's transaction whose `COMMIT` lost its connection (`txid_status`,
+    /// asked on a new connection; the server may still be finishing it, so "in progress" is asked again).
+    private func committedStatus(of transactionID: Int64) -> CommitStatus {
+        for attempt in 0..<5 {
+            if attempt > 0 { usleep(200_000) }
+            guard let database = try? connection() else { return .unknown }
+            guard let status = try? database.postgresTransactionStatus(transactionID) else {
+                if database.isBroken { continue }
+                return .unknown
+            }
+            switch status {
+            case "committed": return .committed
+            case "aborted": return .aborted
+            default: continue
+            }
+        }
+        return .unknown
     }
 
     /// Runs each job alone, each `write { }` its own transaction, and answers it with its own outcome.
@@ -231,7 +314,6 @@ package final class GroupCommitWriter: @unchecked Sendable {
         if let database, !database.isBroken { return database }
         database = nil
         let opened = try open()
-        guard opened.engine == .sqlite else { throw StoreError.misuse("group commit is for SQLite stores") }
         database = opened
         return opened
     }

@@ -3,6 +3,7 @@ import Cryptography
 import Foundation
 import HTTPClient
 import Relay
+import Runner
 import Store
 
 /// `relay-api`: triggers per second and p99 latency from concurrent keep-alive clients (curl, one process per
@@ -16,10 +17,16 @@ import Store
 /// and each run's commits per trigger come from the writer's own count (`relay-api.stopped … writes= commits=`).
 /// Then authenticated (v2) triggers next to v1 on one more group-commit serve-relay (`TriggerV2Load`), with the
 /// serve-relay CPU a forged request costs when it fails the cheap checks and when it fails the signature check.
+///
+/// `--store postgres`: the trigger load against a throwaway durable PostgreSQL cluster (`fsync = on`) instead, once
+/// with a transaction per request on the pool (`--max-batch 1`) and once batched, each with the server's own counts
+/// of transactions committed and WAL flushes per trigger (`pg_stat_database`, `pg_stat_wal`); the v2 and push parts
+/// are left out.
 enum RelayAPIBench {
     static func run(_ arguments: ArraySlice<String>) throws {
         var clients = 64, requests = 200, samples = 20, threads = 4, perDevice = 1
         var storeDir: String?
+        var postgres = false
         var rest = arguments
         while let option = rest.popFirst() {
             switch option {
@@ -28,16 +35,25 @@ enum RelayAPIBench {
             case "--latency-samples": samples = try BenchOption.integer(&rest, option, in: 1...1000)
             case "--threads": threads = try BenchOption.integer(&rest, option, in: 1...256)
             case "--triggers-per-device": perDevice = try BenchOption.integer(&rest, option, in: 1...10)
+            case "--store":
+                switch rest.popFirst() {
+                case "sqlite": postgres = false
+                case "postgres", "postgresql": postgres = true
+                default: throw BenchUsageError(message: "--store needs sqlite or postgres")
+                }
             case "--store-dir":
                 guard let value = rest.popFirst() else { throw BenchUsageError(message: "--store-dir needs a folder") }
                 storeDir = value
             case "--help", "-h":
-                print("usage: job-bench relay-api [--clients N] [--requests N] [--latency-samples N] [--threads N] [--triggers-per-device N] [--store-dir DIR]")
+                print("usage: job-bench relay-api [--clients N] [--requests N] [--latency-samples N] [--threads N] [--triggers-per-device N] [--store sqlite|postgres] [--store-dir DIR]")
                 print("  --clients N              concurrent keep-alive clients (default 64)")
                 print("  --requests N             requests per client (default 200)")
                 print("  --latency-samples N      triggers timed to the APNs stand-in (default 20)")
                 print("  --threads N              serve-relay worker threads (default 4)")
                 print("  --triggers-per-device N  triggers each Device ID gets (default 1: every trigger a distinct Device ID; at most 10, the rate limit)")
+                print("  --store sqlite|postgres  the store serve-relay writes (default sqlite); postgres: a throwaway durable cluster (fsync on),")
+                print("                           the load once with a transaction per request on the pool (--max-batch 1) and once batched;")
+                print("                           the v2 and trigger → push parts run with sqlite only")
                 print("  --store-dir DIR          where the stores go (default $TMPDIR or /tmp, else .build/; never a memory filesystem)")
                 return
             default: throw BenchUsageError(message: "unknown option \(option)")
@@ -60,22 +76,51 @@ enum RelayAPIBench {
         print("  \(clients) keep-alive clients × \(requests) requests through nginx (TLS) → serve-relay (\(threads) threads), on loopback; "
               + "\(devices) Device IDs, \(perDevice) trigger(s) each")
 
+        // PostgreSQL: a throwaway cluster that flushes its WAL (fsync on), its data folder on a disk.
+        var cluster: PostgresCluster?
+        defer { cluster?.stop() }
+        var serverEnvironment = environment
+        if postgres {
+            let started = try PostgresCluster.start(settings: ["max_connections": "100"], durable: true)
+            cluster = started
+            let kind = DiskScratch.filesystem(of: started.directory)
+            guard !DiskScratch.memoryFilesystems.contains(kind) else { throw BenchFailure("the PostgreSQL cluster's folder \(started.directory) is on \(kind); set TMPDIR to a disk") }
+            let keyFile = directory + "/store.key"
+            var generator = SystemRandomNumberGenerator()
+            let hex = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined() + "\n"
+            guard FileManager.default.createFile(atPath: keyFile, contents: Data(hex.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw BenchFailure("cannot write the store key")
+            }
+            serverEnvironment["JOB_STORE_KEY_FILE"] = keyFile
+            print("  PostgreSQL \(started.binDirectory) (fsync on, synchronous_commit on), data in \(started.directory) (\(kind)), over its Unix socket")
+        }
+
         // The same load twice over fresh stores: each write committed alone (--max-batch 1), then group commit.
         var rows: [(String, LoadResult)] = []
         var commitRows: [(String, Int, Int, Double)] = []
+        var postgresRows: [(String, Int, Int, Double)] = []
         var nginxPorts: (Int, Int)?
         var nginx: Process?
         for (label, batch) in [("one commit per trigger", 1), ("group commit (default)", 256)] {
-            let store = directory + "/relay-\(batch).sqlite"
-            try seed(store, job: job, devices: devices)
+            let store: String
+            if let cluster {
+                store = try cluster.createDatabase("relay_batch_\(batch)").conninfo
+                let migrate = try RelayBenchSupport.run(job, ["--store", store, "migrate"], environment: serverEnvironment)
+                guard migrate.status == 0 else { throw BenchFailure("job migrate on PostgreSQL failed: \(migrate.stderr)") }
+                try seed(try Database(path: store), key: try StoreKeyLocation.resolve(environment: serverEnvironment, storePath: store).load(), devices: devices)
+            } else {
+                store = directory + "/relay-\(batch).sqlite"
+                try seed(store, job: job, devices: devices)
+            }
             let (server, serverPort, serverLog) = try startServer(job, store: store, options: ["--no-push", "--threads", String(threads), "--max-batch", String(batch)],
-                                                                  environment: environment, directory: directory)
+                                                                  environment: serverEnvironment, directory: directory)
             children.append(server)
             if let old = nginx { kill(old.processIdentifier, SIGTERM); old.waitUntilExit() }
             let (proxy, nginxPort, staticPort) = try startNginx(directory: directory, upstreamPort: serverPort)
             children.append(proxy)
             nginx = proxy
             nginxPorts = (nginxPort, staticPort)
+            let before = try cluster.map { try postgresCounts($0, database: "relay_batch_\(batch)") }
             var next = 0
             let trigger = try load(directory: directory, label: "trigger-\(batch)", clients: clients, requests: requests) { _ in
                 defer { next += 1 }
@@ -89,9 +134,18 @@ enum RelayAPIBench {
                 log.split(separator: "\n").last { $0.contains("event=relay-api.stopped") }?.split(separator: " ")
                     .first { $0.hasPrefix(name + "=") }.flatMap { Int($0.dropFirst(name.count + 1)) }
             }
-            guard let writes = field("writes"), let commits = field("commits"), writes > 0 else { throw BenchFailure("serve-relay logged no writes/commits at stop") }
             rows.append(("POST trigger, \(label)", trigger))
-            commitRows.append((label, writes, commits, Double(trigger.count) / trigger.seconds))
+            let rate = Double(trigger.count) / trigger.seconds
+            if let cluster, let before {
+                // The server's own counts, read once serve-relay's sessions ended (each reports its counts as it exits).
+                usleep(500_000)
+                let after = try postgresCounts(cluster, database: "relay_batch_\(batch)")
+                postgresRows.append((label, after.commits - before.commits, after.walSyncs - before.walSyncs, rate))
+                if let writes = field("writes"), let commits = field("commits"), writes > 0 { commitRows.append((label, writes, commits, rate)) }
+            } else {
+                guard let writes = field("writes"), let commits = field("commits"), writes > 0 else { throw BenchFailure("serve-relay logged no writes/commits at stop") }
+                commitRows.append((label, writes, commits, rate))
+            }
         }
         guard let (_, staticPort) = nginxPorts else { throw BenchFailure("nginx did not start") }
         let staticFile = try load(directory: directory, label: "static", clients: clients, requests: requests) { _ in
@@ -108,7 +162,16 @@ enum RelayAPIBench {
             print("  \(label): \(writes) writes in \(commits) commits = \(RelayBenchSupport.format(Double(commits) / Double(writes), 3)) commits (fdatasyncs of the WAL) per trigger; "
                   + "ratio relay/static \(RelayBenchSupport.format(rate / staticRate, 3)); triggers/s per disk flush/s \(RelayBenchSupport.format(rate / flushes, 2))")
         }
+        for (label, commits, syncs, rate) in postgresRows {
+            print("  \(label): \(RelayBenchSupport.format(Double(commits) / Double(total), 3)) transactions committed and "
+                  + "\(RelayBenchSupport.format(Double(syncs) / Double(total), 3)) WAL flushes per trigger (pg_stat_database xact_commit, pg_stat_wal wal_sync); "
+                  + "\(RelayBenchSupport.format(rate, 0)) triggers/s")
+        }
         if let nginx { kill(nginx.processIdentifier, SIGTERM); nginx.waitUntilExit() }
+        if postgres {
+            print("  (the v2 and trigger → push parts run with --store sqlite)")
+            return
+        }
         try authenticatedTriggers(job: job, directory: directory, environment: environment, clients: clients, requests: requests,
                                   threads: threads, children: &children)
 
@@ -216,9 +279,20 @@ enum RelayAPIBench {
         server.waitUntilExit()
     }
 
+    /// Transactions committed in `database` and WAL flushes of the whole cluster so far, as the server counts them.
+    private static func postgresCounts(_ cluster: PostgresCluster, database: String) throws -> (commits: Int, walSyncs: Int) {
+        let text = try cluster.execute("SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = '\(database)') || ' ' || (SELECT wal_sync FROM pg_stat_wal)")
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
+        guard fields.count == 2 else { throw BenchFailure("pg_stat_database / pg_stat_wal gave \(text)") }
+        return (fields[0], fields[1])
+    }
+
     private static func seed(_ store: String, job: String, devices: Int, deviceID: (Int) -> String = deviceID) throws {
-        let db = try RelayBenchSupport.createStore(store, job: job)
-        try RegistrationSeeder.seed(database: db, storeKey: try RelayBenchSupport.storeKey(store), devices: devices, tokensPerDevice: 1,
+        try seed(try RelayBenchSupport.createStore(store, job: job), key: try RelayBenchSupport.storeKey(store), devices: devices, deviceID: deviceID)
+    }
+
+    private static func seed(_ db: Database, key: Cryptography.SecretBytes, devices: Int, deviceID: (Int) -> String = deviceID) throws {
+        try RegistrationSeeder.seed(database: db, storeKey: key, devices: devices, tokensPerDevice: 1,
                                     registeredAt: 1_780_000_000_000, triggeredAt: nil, deviceID: deviceID,
                                     token: { i, _ in String(format: "%08x", i) + String(repeating: "ab", count: 28) }, result: { _, _ in .none })
         // Operator-provisioned, as `job relay register` makes them.

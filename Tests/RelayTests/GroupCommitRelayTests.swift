@@ -6,9 +6,10 @@ import Store
 import Testing
 import TestSupport
 
-/// `serve-relay` on SQLite commits many triggers at once (docs/group-commit.md): a trigger it acknowledged is
-/// stored even when the process is SIGKILLed right after, concurrent triggers of one Device ID still count exactly
-/// against its rate limit, and the process reports how many commits its writes took.
+/// `serve-relay` commits many triggers at once, on SQLite and on PostgreSQL (docs/group-commit.md): a trigger it
+/// acknowledged is stored even when the process is SIGKILLed right after, concurrent triggers of one Device ID still
+/// count exactly against its rate limit (through one process, or two on one PostgreSQL store), and the process
+/// reports how many commits its writes took.
 @Suite(.serialized, .tags(.process, .postgres, .nginx), .timeLimit(.minutes(15))) struct GroupCommitRelayTests {
     func cli(_ front: RelayFront, _ arguments: [String]) throws -> JobProcess.Result {
         try JobProcess.run(["--store", front.store] + arguments, environment: front.environment)
@@ -38,9 +39,9 @@ import TestSupport
         return try shown.jsonObject()["devices_awaiting_push"] as? Int ?? -1
     }
 
-    @Test func everyTriggerAcknowledgedBeforeASigkillIsStored() throws {
+    @Test(arguments: StoreKind.allCases) func everyTriggerAcknowledgedBeforeASigkillIsStored(_ kind: StoreKind) throws {
         let devices = 2_000
-        let front = try RelayFront(.sqlite, chain: nil)
+        let front = try RelayFront(kind, chain: nil)
         try provisioned(front, devices: devices)
         let acknowledged = Locked(Set<Int>())
         for round in 0..<3 {
@@ -78,8 +79,9 @@ import TestSupport
         }
     }
 
-    @Test func concurrentTriggersOfOneDeviceIDCountExactlyAgainstItsLimitAndTheServerReportsItsCommits() throws {
-        let front = try RelayFront(.sqlite, chain: nil)
+    @Test(arguments: StoreKind.allCases)
+    func concurrentTriggersOfOneDeviceIDCountExactlyAgainstItsLimitAndTheServerReportsItsCommits(_ kind: StoreKind) throws {
+        let front = try RelayFront(kind, chain: nil)
         try provisioned(front, devices: 64)
         let port = try front.startServer(["--no-push", "--threads", "8"])
         let base = "http://127.0.0.1:\(port)"
@@ -104,6 +106,47 @@ import TestSupport
         #expect(line.contains("writes=93"), "\(line)")
         let commits = Int(line.split(separator: " ").first { $0.hasPrefix("commits=") }?.dropFirst("commits=".count) ?? "") ?? -1
         #expect((1...93).contains(commits), "\(line)")
+    }
+
+    /// `field=N` of a server's `relay-api.stopped` line.
+    static func stoppedField(_ name: String, in stderr: String) -> Int? {
+        stderr.split(separator: "\n").last { $0.contains("event=relay-api.stopped") }?.split(separator: " ")
+            .first { $0.hasPrefix(name + "=") }.flatMap { Int($0.dropFirst(name.count + 1)) }
+    }
+
+    @Test func twoServeRelaysBatchingOnOnePostgreSQLStoreCountOneDeviceIDExactlyAndStoreEveryAcceptedTrigger() throws {
+        let front = try RelayFront(.postgresql, chain: nil)
+        try provisioned(front, devices: 200)
+        let bases = try (0..<2).map { _ in "http://127.0.0.1:\(try front.startServer(["--no-push", "--threads", "8"]))" }
+        // One Device ID hammered through both hosts at once: their batches lock it in turn, and it is counted exactly.
+        for round in 0..<3 {
+            let device = Fixture.deviceID(1000 + round)
+            let statuses = Locked([Int]())
+            DispatchQueue.concurrentPerform(iterations: 40) { i in
+                let status = Self.trigger(device, base: bases[i % 2]) ?? -1
+                statuses.mutate { $0.append(status) }
+            }
+            #expect(statuses.value.filter { $0 == 202 }.count == RelayAPIFacts.triggerLimit, "round \(round): \(statuses.value.sorted())")
+            #expect(statuses.value.filter { $0 == 429 }.count == 40 - RelayAPIFacts.triggerLimit, "round \(round): \(statuses.value.sorted())")
+        }
+        // Distinct Device IDs, each triggered through both hosts at once (their batches hold each other's Device IDs
+        // in every order): every trigger accepted and stored, none waits on a deadlock.
+        let others = Locked([Int]())
+        let started = Date()
+        DispatchQueue.concurrentPerform(iterations: 394) { i in
+            let status = Self.trigger(Fixture.deviceID(1003 + i / 2), base: bases[i % 2]) ?? -1
+            others.mutate { $0.append(status) }
+        }
+        #expect(others.value.allSatisfy { $0 == 202 }, "\(others.value.sorted())")
+        #expect(Date().timeIntervalSince(started) < 60)
+        #expect(try awaitingPush(front) == 200)
+        let results = front.stop()
+        #expect(results.allSatisfy { $0.exitCode == 0 }, "\(results.map(\.stderr))")
+        // 120 + 394 trigger writes between the two hosts; fewer commits than writes.
+        let writes = results.compactMap { Self.stoppedField("writes", in: $0.stderr) }
+        let commits = results.compactMap { Self.stoppedField("commits", in: $0.stderr) }
+        #expect(writes.count == 2 && writes.reduce(0, +) == 120 + 394, "\(results.map(\.stderr))")
+        #expect(commits.count == 2 && commits.allSatisfy { $0 >= 1 } && commits.reduce(0, +) < writes.reduce(0, +), "\(writes) \(commits)")
     }
 }
 

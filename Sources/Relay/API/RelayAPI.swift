@@ -8,10 +8,10 @@ import Store
 /// trigger `POST /api/v2/trigger` (docs/protocols/trigger-v2.md, which lists its own answers), over the store.
 ///
 /// Stateless: all state (registrations, entitlements, observed times, rate-limit counters) is in the store, so
-/// several `serve-relay` processes can answer for one store. On SQLite every write goes through the process's one
+/// several `serve-relay` processes can answer for one store. Every write goes through the process's one
 /// `GroupCommitWriter` (many requests share one durable commit; a request is answered only after the commit that
 /// holds its write, see docs/group-commit.md) and reads use connections of their own from the pool; on PostgreSQL
-/// each request checks a connection out of the pool. Answer codes (bodies carry a fixed `error` word, never an
+/// with `--max-batch 1` each write checks a connection out of the pool instead. Answer codes (bodies carry a fixed `error` word, never an
 /// identifier):
 ///
 /// | code | when |
@@ -37,7 +37,7 @@ struct RelayAPI: Sendable {
     let storeKit: StoreKitConfiguration
     let clock: Clock
     let pool: DatabasePool
-    /// The store's writer (SQLite); nil on PostgreSQL, where writes run on pool connections.
+    /// The store's writer; nil on PostgreSQL with `--max-batch 1`, where writes run on pool connections.
     let writer: GroupCommitWriter?
     let keyring: StoreKeyring
     /// Called when an accepted trigger makes a push due at the given instant (Unix ms).
@@ -123,8 +123,8 @@ struct RelayAPI: Sendable {
 
     // MARK: The store
 
-    /// Runs `body` as one write: queued to the writer (answered on its thread after the durable commit) or, on
-    /// PostgreSQL, at once on a pool connection.
+    /// Runs `body` as one write: queued to the writer (answered on its thread after the durable commit) or, without
+    /// a writer, at once on a pool connection.
     private func write<T>(_ body: @escaping (FrontDoorStore) throws -> T, then: @escaping (Result<T, any Error>) -> Void) {
         let keyring = keyring
         if let writer {

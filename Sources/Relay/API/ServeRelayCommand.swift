@@ -25,14 +25,14 @@ struct ServeRelayCommand: Command {
         .value("--idle-timeout", "SECONDS", "close a connection that sends nothing for this long (default 15)"),
         .value("--header-timeout", "SECONDS", "cut a connection whose request headers are not complete this long after it began waiting for them (default 10)"),
         .value("--request-timeout", "SECONDS", "cut a connection whose whole request is not complete this long after it began waiting for it (default 15)"),
-        .value("--max-batch", "N", "SQLite: requests whose writes share one durable commit, at most (default 256; 1 commits each alone)"),
+        .value("--max-batch", "N", "requests whose writes share one durable commit, at most (default 256; 1 commits each alone, on PostgreSQL each in a transaction of its own on the pool)"),
         .flag("--no-push", "do not start send-wakeups passes when a push becomes due (the timer still runs them)"),
     ]
     let discussion = """
         Endpoints under /api/v1 (docs/protocols/relay-api.md): POST /provision, DELETE /provision, POST /trigger,
         POST /status, GET /health. Every request's state is in the store, so several serve-relay processes can
-        serve one store. On SQLite the writes of many requests share one durable commit, and each request is
-        answered once the commit holding its write returned (--max-batch caps how many; docs/group-commit.md).
+        serve one store. The writes of many requests share one durable commit (SQLite and PostgreSQL), and each
+        request is answered once the commit holding its write returned (--max-batch caps how many; docs/group-commit.md).
         When a trigger makes a push due, a send-wakeups pass is started at once (its lease keeps it single).
         Requests: bodies up to 16 KiB, headers up to 32 KiB, a connection idle for 15 s is closed; a request's
         headers must be complete 10 s and its body 15 s after the connection began waiting for it (accepted, or its
@@ -86,9 +86,11 @@ struct ServeRelayCommand: Command {
         let kicker = WakeupKicker(clock: context.clock, launch: Self.passLauncher(context))
         let push = !context.arguments.flag("--no-push")
         if push { kicker.start() }
-        // SQLite: one writer commits the writes of many requests at once (docs/group-commit.md).
+        // One writer commits the writes of many requests at once (docs/group-commit.md). On PostgreSQL, --max-batch 1
+        // keeps a transaction per request on the pool's connections, several at once, as before group commit there.
         let storePath = context.storePath
-        let writer = Database.engine(forLocation: storePath) == .sqlite ? GroupCommitWriter(path: storePath, maxBatch: maxBatch) : nil
+        let onPostgreSQL = Database.engine(forLocation: storePath) == .postgresql
+        let writer = onPostgreSQL && maxBatch == 1 ? nil : GroupCommitWriter(path: storePath, maxBatch: maxBatch)
         var configured = RelayAPI(storeKit: storeKit, clock: context.clock, pool: DatabasePool(path: storePath), writer: writer, keyring: keyring,
                                   pushDue: { due in if push { kicker.request(dueAt: due) } })
         configured.trailingPush = trailingPush
