@@ -47,4 +47,20 @@ enum RelayRows {
                 """, [at, "[" + devices.map { "[\($0.id),\($0.seenTrigger)]" }.joined(separator: ",") + "]"])
         }
     }
+
+    /// Consumes whatever trigger `devices` hold now, the one the claim saw or one recorded since: `last_push_at = at`
+    /// on each Device ID of `devices` none of whose live tokens is missing from `pushedTokens` (the tokens this pass
+    /// pushed to them; a token registered since, or one answered before the pass and so not pushed again, keeps the
+    /// trigger pending). A push time stored later than `at` is kept. A trigger stored 30 s or more after `at` still
+    /// counts (`WakeupDebounce.dueSQL`). One statement.
+    static func consumeTriggersServed(_ db: Database, devices: [Int64], pushedTokens: [Int64], at: Int64) throws {
+        guard !devices.isEmpty else { return }
+        let (devicesClause, devicesArgument) = clause(db, devices, column: "relay_devices.id")
+        let (tokensClause, tokensArgument) = clause(db, pushedTokens, column: "t.id")
+        try db.execute("""
+            UPDATE relay_devices SET last_push_at = ?
+            WHERE \(devicesClause) AND last_trigger_at IS NOT NULL AND (last_push_at IS NULL OR last_push_at < ?)
+            AND NOT EXISTS (SELECT 1 FROM relay_tokens t WHERE t.device_id = relay_devices.id AND NOT \(TokenCleanup.deadSQL("t")) AND NOT (\(tokensClause)))
+            """, [at, devicesArgument, at, tokensArgument])
+    }
 }
