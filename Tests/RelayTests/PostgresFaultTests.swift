@@ -112,8 +112,9 @@ import TestSupport
 
     /// A pass whose server stays down past its five retries cannot write its end to the ledger. It keeps the end on
     /// the host (`unrecorded-ends/` in the state folder), and the next pass there writes it before anything else: the
-    /// row says failed, 75, `store-connection-lost`, not `running` and then `killed`, and the file is gone.
-    @Test func aPassWhoseServerStaysDownPastItsRetriesIsRecordedAsFailedWithItsExitCodeByTheNextPassNotKilled() throws {
+    /// row says failed, 75, `store-connection-lost`, not `running` and then `killed`, and the file is gone. A row a
+    /// pass on another host marked `killed` meanwhile (`markedKilledElsewhere`) is corrected the same way.
+    @Test(arguments: [false, true]) func aPassWhoseServerStaysDownPastItsRetriesIsRecordedAsFailedWithItsExitCodeByTheNextPassNotKilled(markedKilledElsewhere: Bool) throws {
         let cluster = try PostgresCluster.start()
         defer { cluster.stop() }
         let standIn = try APNsStandIn(answerDelayMilliseconds: 2)
@@ -137,6 +138,9 @@ import TestSupport
         try cluster.startServer()
         let after = try m.database()
         #expect(try after.scalar("SELECT outcome FROM job_runs ORDER BY id LIMIT 1") == "running", "the server was down: the row was left")
+        if markedKilledElsewhere {
+            try after.execute("UPDATE job_runs SET outcome = 'failed', exit_code = NULL, finished_at = ?, reason = 'killed' WHERE outcome = 'running'", [(t0 + 2) * 1000])
+        }
         let next = try m.sendWakeups(at: t0 + 5)
         #expect(next.exitCode == 0, "\(next.stderr)")
         let first = try #require(try after.query("SELECT outcome, exit_code, reason, finished_at FROM job_runs ORDER BY id LIMIT 1").first)
