@@ -8,7 +8,7 @@ import TestSupport
 /// before the answers were recorded) is served by that push: it reaches APNs after the trigger was accepted, or the
 /// trigger falls inside the 30 s window after it (docs/roles/relay.md, "A trigger inside the window is observed,
 /// never another push"). Through the real `job` binary, with the APNs stand-in holding its answers so the trigger
-/// lands mid-pass.
+/// lands mid-pass. And the window after a push that a later pass found answered counts from that push.
 @Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct MidPassTriggerTests {
     let t0: Int64 = 1_790_000_000
 
@@ -118,6 +118,23 @@ import TestSupport
         #expect(try lab.counts(at: t0 + 80)["delivered"] == 2, "the trigger recorded during the pass is pushed")
         #expect(try lab.counts(at: t0 + 120)["pushes"] == 0)
         #expect(try lab.pushes() == 3)
+    }
+
+    /// A pass that recorded its answers and stopped before consuming the trigger (killed, or its store went away)
+    /// leaves the tokens answered for it, and the next pass consumes that trigger without pushing them again. The
+    /// window then counts from the earlier pass's push, not from the later pass's clock: a trigger 30 s after that
+    /// push is pushed, though it is less than 30 s after the later pass (found by the relay-multihost chaos run).
+    @Test(arguments: StoreKind.allCases) func aTriggerConsumedAfterAPassStoppedBeforeConsumingCountsItsWindowFromThatPassesPush(_ kind: StoreKind) throws {
+        let (lab, device) = try provisioned(kind)
+        #expect(try lab.counts(at: t0 + 1)["delivered"] == 2)
+        // What a pass stopped between recording its answers and consuming leaves: the trigger still pending.
+        try Database(path: lab.store.location).execute("UPDATE relay_devices SET last_push_at = NULL")
+        let next = try lab.counts(at: t0 + 33)
+        #expect(next["devices"] == 1 && next["pushes"] == 0, "answered already, not pushed again: \(next)")
+        // 39 s after the push, 7 s after the later pass's clock: outside the window, so pushed.
+        #expect(try lab.run(at: t0 + 40, ["relay", "trigger", "--device-id", device]).exitCode == 0)
+        #expect(try lab.counts(at: t0 + 41)["delivered"] == 2)
+        #expect(try lab.pushes() == 4)
     }
 
     /// `RELAY_TRAILING_PUSH=on` keeps its documented behaviour: the trigger held back gets one more push when the
