@@ -47,6 +47,8 @@ struct SendWakeupsJob: Job {
         let tokenRow: Int64
         let token: String
         let environment: APNsEnvironment
+        /// The Device ID row it belongs to.
+        let device: Int64
         /// Its `sent_at` before this pass stamped it (restored when the push is never sent).
         let previousSentAt: Int64?
         /// The stamp this pass's claim wrote: the claim's end.
@@ -175,13 +177,25 @@ struct SendWakeupsJob: Job {
             throw JobError.cancelled
         }
 
-        // 4. Consume the devices' triggers, in bounded transactions.
+        // 4. Consume the devices' triggers, in bounded transactions: the trigger the claim saw (one recorded since
+        //    stays pending: its clock may read earlier than ours, and this pass may not have pushed its Device ID)…
+        //    …and, unless the trailing push is on, one recorded since for a Device ID whose every live token this
+        //    pass pushed: those pushes left after the claim, so they serve it or it falls in their window
+        //    (`WakeupDebounce`, docs/roles/relay.md "A trigger during a pass").
+        var pushed: [Int64: [Int64]] = [:]
+        var unserved = Set<Int64>()
+        for (index, result) in results.enumerated() {
+            if result.sent { pushed[targets[index].device, default: []].append(targets[index].tokenRow) } else { unserved.insert(targets[index].device) }
+        }
         for start in stride(from: 0, to: dueDevices.count, by: Self.batchSize) {
             try context.checkCancellation()
             let batch = dueDevices[start..<min(start + Self.batchSize, dueDevices.count)]
-            // Only the trigger the claim saw: one recorded since (its clock may read earlier than ours) stays.
             let seen = batch.compactMap { device in seenTriggers[device].map { (id: device, seenTrigger: $0) } }
-            try db.write { db in try RelayRows.consumeTriggers(db, devices: seen, at: now) }
+            let served = trailingPush ? [] : batch.filter { pushed[$0] != nil && !unserved.contains($0) }
+            try db.write { db in
+                try RelayRows.consumeTriggers(db, devices: seen, at: now)
+                try RelayRows.consumeTriggersServed(db, devices: served, pushedTokens: served.flatMap { pushed[$0] ?? [] }, at: now)
+            }
         }
 
         if (tally[.configuration] ?? 0) > 0 {

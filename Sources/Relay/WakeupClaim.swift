@@ -63,7 +63,7 @@ struct WakeupClaim {
             guard !claim.devices.isEmpty else { return claim }
             let list = claim.devices.map(String.init).joined(separator: ",")
             let rows = try db.query("""
-                SELECT t.id, t.token_sealed, t.environment, t.sent_at FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
+                SELECT t.id, t.token_sealed, t.environment, t.sent_at, t.device_id FROM relay_tokens t JOIN relay_devices dd ON dd.id = t.device_id
                 WHERE t.device_id IN (\(list)) AND \(WakeupDebounce.mayPushSQL("t"))
                 AND NOT \(TokenCleanup.deadSQL("t"))
                 AND NOT (t.retry_due = 0 AND t.result_at IS NOT NULL AND t.result_at >= dd.last_trigger_at)
@@ -96,7 +96,7 @@ struct WakeupClaim {
         return try db.write { db in
             var claim = WakeupClaim()
             let rows = try db.query("""
-                SELECT t.id, t.token_sealed, t.environment, t.sent_at FROM relay_tokens t
+                SELECT t.id, t.token_sealed, t.environment, t.sent_at, t.device_id FROM relay_tokens t
                 WHERE t.id > ? AND t.retry_due = 1 AND \(WakeupDebounce.mayPushSQL("t")) AND NOT \(TokenCleanup.deadSQL("t"))
                 ORDER BY t.id LIMIT \(limit)\(skipLocked(db))
                 """, [after, window])
@@ -112,7 +112,7 @@ struct WakeupClaim {
         return " FOR UPDATE" + (table.map { " OF \($0)" } ?? "") + " SKIP LOCKED"
     }
 
-    /// Opens and stamps the token `rows` (id, sealed token, environment, sent_at): the stamp is the claim's end —
+    /// Opens and stamps the token `rows` (id, sealed token, environment, sent_at, device_id): the stamp is the claim's end —
     /// it commits before the push leaves and holds the token for the claim and the window after it. One statement
     /// stamps the batch; its guard leaves out a token another pass stamped meanwhile.
     private mutating func stamp(_ rows: [Row], _ db: Database, keyring: StoreKeyring, now: Int64, window: Int64) throws {
@@ -123,7 +123,8 @@ struct WakeupClaim {
             guard let value = try? keyring.open(sealed, purpose: Registry.tokenPurpose),
                   let environment = APNsEnvironment(rawValue: try row.get(2)) else { unreadable += 1; continue }
             opened.append(SendWakeupsJob.Target(tokenRow: id, token: String(decoding: value.copyBytes(), as: UTF8.self),
-                                                environment: environment, previousSentAt: try row.get(3), stamp: now + Self.claimMilliseconds))
+                                                environment: environment, device: try row.get(4), previousSentAt: try row.get(3),
+                                                stamp: now + Self.claimMilliseconds))
         }
         guard !opened.isEmpty else { return }
         let (rowsClause, rowsArgument) = RelayRows.clause(db, opened.map(\.tokenRow))

@@ -8,6 +8,13 @@ import Runner
 /// the window ends for the triggers it held back — one more push per Device ID and window, APNs budget and phone
 /// battery the default does not spend (docs/roles/relay.md).
 ///
+/// A trigger during a pass: one recorded after `send-wakeups` claimed its Device ID and before it consumed the
+/// trigger the claim saw is consumed with it when the pass pushed every live token of the Device ID (trailing push
+/// off). Those pushes left after the claim, so each reached APNs after the trigger or, the pass's clock being
+/// earlier than the push, less than 30 s before a trigger stored inside the window after that clock; a trigger
+/// stored later still counts here. A token the pass did not push (answered before it, lost to another claim,
+/// registered since) leaves the trigger pending (`RelayRows.consumeTriggersServed`, docs/roles/relay.md).
+///
 /// The window holds across kills: `send-wakeups` stamps each token's `sent_at` (committed) before the push
 /// leaves, so a pass killed after sending and before recording leaves the trigger pending and the stamp in
 /// place; the rerun defers that Device ID (and any retry of that token) until the window has passed, then

@@ -96,13 +96,14 @@ import TestSupport
         #expect(try lab.run(at: t0, ["migrate"]).exitCode == 0)
         #expect(try lab.run(at: t0, ["relay", "register", "--device-id", device, "--apns-token", token]).exitCode == 0)
         #expect(try lab.run(at: t0, ["relay", "trigger", "--device-id", device]).exitCode == 0)
-        // A pass at t0+1 pushed and recorded the answer, then was killed before consuming the trigger.
-        try cluster.execute("UPDATE relay_tokens SET sent_at = \(t0 * 1000 + 1000), result_status = 200, result_at = \(t0 * 1000 + 1000)",
+        // A pass at t0+10 pushed and recorded the answer, then was killed before consuming the trigger.
+        try cluster.execute("UPDATE relay_tokens SET sent_at = \(t0 * 1000 + 10_000), result_status = 200, result_at = \(t0 * 1000 + 10_000)",
                             database: database.name)
         // A pass at t0+40 finds the trigger answered already: nothing to push, the trigger consumed.
         let consumer = try lab.run(at: t0 + 40, ["send-wakeups"])
         #expect(consumer.exitCode == 0 && ChaosProcess.counts(consumer.stdout)["pushes"] == 0, "\(consumer.stdout) \(consumer.stderr)")
-        // Now a serve-relay whose clock read t0+35 accepts a new trigger.
+        // Now a serve-relay whose clock read t0+35 accepts a new trigger: 25 s after the push, inside its window (the
+        // window counts from the push at t0+10, not from the consuming pass's clock).
         let server = try JobProcess.start(["--store", database.url, "--now", "@\(t0 + 35)", "serve-relay", "--listen", "127.0.0.1:0", "--no-push"],
                                           environment: lab.environment.merging(["STOREKIT_BUNDLE_ID": "eu.vaultsync.app", "STOREKIT_PRODUCT_IDS": "relay"]) { $1 })
         defer { server.signal(SIGKILL) }

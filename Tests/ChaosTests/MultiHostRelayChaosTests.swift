@@ -111,6 +111,20 @@ import TestSupport
         #expect(late.lost == 2)
     }
 
+    /// A trigger sent while a pass was pushing (after the pass's clock, before its pushes arrived) is served by those
+    /// pushes when it is less than 30 s after the pass's clock (docs/roles/relay.md, "A trigger during a pass"); one
+    /// 31 s after it needs a push of its own, though that pass's pushes arrived later still.
+    @Test func theModelCountsATriggerDuringAPassAsServedByItsPushesInsideTheWindowAfterThePassesClock() {
+        let pushes: [PushLogModel.Push] = [.init(token: "aa01", passSecond: 100, arrivedAtMilliseconds: 140_000),
+                                           .init(token: "aa02", passSecond: 100, arrivedAtMilliseconds: 140_000)]
+        let during = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 0, sentAtMilliseconds: 99_000), .init(device: 0, sentAtMilliseconds: 105_000)], attempted: [0], pushes: pushes)
+        #expect(during.lost == 0, "\(during.violations)")
+        let late = PushLogModel(tokens: Self.tokens).verdict(
+            accepted: [.init(device: 0, sentAtMilliseconds: 99_000), .init(device: 0, sentAtMilliseconds: 131_000)], attempted: [0], pushes: pushes)
+        #expect(late.lost == 2)
+    }
+
     /// Pushes 30 s apart by the passes' clocks but 29.9 s apart on arrival are a double; 30 s on arrival is not.
     @Test func theModelCountsTheWindowOnArrivals() {
         let twice = PushLogModel(tokens: Self.tokens).verdict(

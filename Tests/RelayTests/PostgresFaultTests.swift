@@ -110,6 +110,46 @@ import TestSupport
         #expect(try after.scalar("SELECT count(*) FROM relay_devices WHERE last_trigger_at > coalesce(last_push_at, 0)") == 0)
     }
 
+    /// A pass whose server stays down past its five retries cannot write its end to the ledger. It keeps the end on
+    /// the host (`unrecorded-ends/` in the state folder), and the next pass there writes it before anything else: the
+    /// row says failed, 75, `store-connection-lost`, not `running` and then `killed`, and the file is gone. A row a
+    /// pass on another host marked `killed` meanwhile (`markedKilledElsewhere`) is corrected the same way.
+    @Test(arguments: [false, true]) func aPassWhoseServerStaysDownPastItsRetriesIsRecordedAsFailedWithItsExitCodeByTheNextPassNotKilled(markedKilledElsewhere: Bool) throws {
+        let cluster = try PostgresCluster.start()
+        defer { cluster.stop() }
+        let standIn = try APNsStandIn(answerDelayMilliseconds: 2)
+        defer { standIn.stop() }
+        let m = try RelayMachine(.postgresql, cluster: cluster, environment: standIn.environment())
+        try m.register(Fixture.deviceID(1), Fixture.token(1), at: t0 - 600)
+        try m.seed(devices: 750, tokensPerDevice: 2, registeredAt: (t0 - 600) * 1000, triggeredAt: (t0 - 1) * 1000,
+                   deviceID: { Fixture.deviceID(1000 + $0) }, token: { i, j in Fixture.token(1000 + i * 2 + j) })
+
+        let running = try m.start(["send-wakeups"], at: t0)
+        let deadline = Date().addingTimeInterval(60)
+        let db = try m.database()
+        func answersRecorded() throws -> Int { try db.scalar("SELECT count(*) FROM relay_tokens WHERE result_status IS NOT NULL") ?? 0 }
+        while try running.process.isRunning && Date() < deadline && answersRecorded() < 50 { usleep(5_000) }
+        try cluster.kill9Server()
+        let lost = try running.wait(timeout: 120)
+        #expect(lost.exitCode == 75, "\(lost.stderr)")
+        let folder = m.home.path + "/.local/state/background-jobs/unrecorded-ends"
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).count == 1, "the end is kept on the host")
+
+        try cluster.startServer()
+        let after = try m.database()
+        #expect(try after.scalar("SELECT outcome FROM job_runs ORDER BY id LIMIT 1") == "running", "the server was down: the row was left")
+        if markedKilledElsewhere {
+            try after.execute("UPDATE job_runs SET outcome = 'failed', exit_code = NULL, finished_at = ?, reason = 'killed' WHERE outcome = 'running'", [(t0 + 2) * 1000])
+        }
+        let next = try m.sendWakeups(at: t0 + 5)
+        #expect(next.exitCode == 0, "\(next.stderr)")
+        let first = try #require(try after.query("SELECT outcome, exit_code, reason, finished_at FROM job_runs ORDER BY id LIMIT 1").first)
+        #expect(try first.get(0, as: String.self) == "failed" && first.get(1, as: Int?.self) == 75, "written by the next pass")
+        #expect(try first.get(2, as: String?.self) == "store-connection-lost" && first.get(3, as: Int64?.self) != nil)
+        #expect(try after.scalar("SELECT count(*) FROM job_runs WHERE reason = 'killed' OR outcome = 'running'") == 0)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).isEmpty)
+    }
+
     /// serve-relay keeps running while its PostgreSQL server restarts: requests during the outage get 503 with
     /// Retry-After, the first request after the restart succeeds, and every trigger accepted (202) is in the store.
     @Test func serveRelayAnswers503DuringAServerRestartAndServesTheFirstRequestAfterIt() throws {

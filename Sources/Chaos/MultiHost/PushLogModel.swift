@@ -10,7 +10,11 @@
 ///   after the trigger's second (a pass that started after the trigger was sent can only push after it; the
 ///   one-second grain lets a pass up to one second older count), or from a pass whose clock is less than 30 s
 ///   before the trigger — the 30 s debounce of docs/protocols/relay-api.md: a trigger inside the window after a push is observed, never pushed
-///   again (the one-second grain again counts a pass up to one second older);
+///   again (the one-second grain again counts a pass up to one second older). A trigger sent while that pass was
+///   still pushing is judged the same way, by the pass's clock (docs/roles/relay.md, "A trigger during a pass"):
+///   the product stores that clock as the push time. Judging losses by the pass's clock is never looser than
+///   judging them by arrival: a push arrives after its pass's clock, so a trigger covered here has a push that
+///   reached APNs after it, or one less than 30 s before it;
 /// - **none doubled**: no token has two pushes that *arrived* less than 30 s apart. Never judged by the passes'
 ///   clocks: a pass still pushing 30 s after it started carries its start time, so two passes' pushes of one token
 ///   can arrive moments apart while their clocks are 30 s apart;

@@ -48,6 +48,10 @@ package struct PassRunner {
         let lease = sharesWork ? Lease.shared(database: database, job: job.name) : Lease(database: database, job: job.name)
         let ttl = Int64(job.leaseSeconds) * 1000
         var ledgerID: Int64?
+        var ledgerStartedAt: Int64 = 0
+        // PostgreSQL: ends of earlier passes this host could not write (the server was down or took no writes).
+        let unrecorded = database.engine == .postgresql ? UnrecordedEnds(environment: invocation.environment) : nil
+        var keptEnds: [String] = []
 
         shim_install_termination_handlers()
         logger.info("pass.started", ["dry_run": .bool(dryRun)])
@@ -75,6 +79,12 @@ package struct PassRunner {
                     // `--now`). The lease's acquisition time is the ledger row's start, which ties the two together.
                     let leaseNow = Date().unixMilliseconds
                     let startedMs = invocation.clock.now().unixMilliseconds
+                    // First the ends this host kept, so their rows say what the passes were, not `killed`.
+                    if let unrecorded {
+                        let (files, rows) = try unrecorded.write(job: job.name, on: database)
+                        keptEnds = files
+                        if rows > 0 { logger.info("ledger.kept_end_written", ["runs": .int(rows)]) }
+                    }
                     if sharesWork {
                         var abandoned = 0
                         for startedAt in try lease.takeOverAbandonedShares(of: job.name, now: leaseNow) {
@@ -92,9 +102,11 @@ package struct PassRunner {
                             logger.warn("lease.taken_over", ["abandoned_runs": .int(abandoned)])
                         }
                         ledgerID = try Ledger(database: database).begin(job: job.name, startedAt: startedMs)
+                        ledgerStartedAt = startedMs
                         return true
                     }
                 }
+                unrecorded?.remove(keptEnds)
                 if !acquired {
                     let result = JobResult.skipped("lease-held")
                     logger.info("pass.skipped", ["reason": "lease-held"])
@@ -164,7 +176,17 @@ package struct PassRunner {
                         if let fresh = try? Database(path: invocation.storePath), (try? recordEnd(on: fresh)) != nil { recorded = true }
                     }
                 }
-                if !recorded { logger.error("ledger.write_failed", ["category": .category(StoreFailure.jobError(for: error))]) }
+                if !recorded {
+                    logger.error("ledger.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
+                    // Kept on this host instead: its next pass of this job writes it (`UnrecordedEnds`).
+                    if let unrecorded {
+                        let end = UnrecordedEnds.End(outcome: result.outcome.rawValue, exitCode: Int(exitCode.rawValue), finishedAt: invocation.clock.now().unixMilliseconds,
+                                                     durationMilliseconds: duration, counts: result.counts.json.rendered(), reason: reason)
+                        do { try unrecorded.keep(end, job: job.name, id: ledgerID, startedAt: ledgerStartedAt) } catch {
+                            logger.error("ledger.end_not_kept", ["category": .category(StoreFailure.jobError(for: error))])
+                        }
+                    }
+                }
             }
             finishMetrics(job: job.name, outcome: result.outcome, database: database, started: started, exitCode: exitCode, counts: result.counts, logger: logger)
         }
