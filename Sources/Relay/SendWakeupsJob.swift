@@ -185,12 +185,18 @@ struct SendWakeupsJob: Job {
         var pushed: [Int64: [Int64]] = [:]
         var unserved = Set<Int64>()
         for (index, result) in results.enumerated() {
-            if result.sent { pushed[targets[index].device, default: []].append(targets[index].tokenRow) } else { unserved.insert(targets[index].device) }
+            // A push counts once APNs answered it: one without an answer (a transport failure) may never have left, and
+            // a push time is only ever the clock of a pass that pushed (`RelayRows.consumeTriggers`).
+            if result.sent && result.push.status != nil {
+                pushed[targets[index].device, default: []].append(targets[index].tokenRow)
+            } else {
+                unserved.insert(targets[index].device)
+            }
         }
         for start in stride(from: 0, to: dueDevices.count, by: Self.batchSize) {
             try context.checkCancellation()
             let batch = dueDevices[start..<min(start + Self.batchSize, dueDevices.count)]
-            let seen = batch.compactMap { device in seenTriggers[device].map { (id: device, seenTrigger: $0) } }
+            let seen = batch.compactMap { device in seenTriggers[device].map { (id: device, seenTrigger: $0, pushed: pushed[device] != nil) } }
             let served = trailingPush ? [] : batch.filter { pushed[$0] != nil && !unserved.contains($0) }
             try db.write { db in
                 try RelayRows.consumeTriggers(db, devices: seen, at: now)
