@@ -42,18 +42,8 @@ import TestSupport
     @Test func sigtermAtAnyMomentAfterTheExecExits75OnceTheHandlerIsInstalled() throws {
         let store = home.file("store.sqlite")
         // A store exclusively locked by another process: `job` waits while opening it, long after start-up.
-        let locker = Process()
-        locker.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        locker.arguments = [store]
-        let input = Pipe()
-        let output = Pipe()
-        locker.standardInput = input
-        locker.standardOutput = output
-        try locker.run()
-        defer { try? input.fileHandleForWriting.close(); locker.waitUntilExit() }
-        input.fileHandleForWriting.write(Data("PRAGMA journal_mode=DELETE;\nCREATE TABLE t(x);\nBEGIN EXCLUSIVE;\nINSERT INTO t VALUES (1);\n.print locked\n".utf8))
-        var seen = ""
-        while !seen.contains("locked") { seen += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
+        let unlock = try StoreSeeding.lockedExclusively(store)
+        defer { unlock() }
 
         let executable = URL(fileURLWithPath: JobProcess.executablePath).resolvingSymlinksInPath().path
         var wrong: [String] = []

@@ -47,18 +47,8 @@ import TestSupport
 
     @Test func sigtermBeforeThePassBeginsStillExits75() throws {
         // A store in rollback-journal mode, exclusively locked by another process: the job blocks while opening it.
-        let locker = Process()
-        locker.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        locker.arguments = [store]
-        let input = Pipe()
-        let output = Pipe()
-        locker.standardInput = input
-        locker.standardOutput = output
-        try locker.run()
-        defer { try? input.fileHandleForWriting.close(); locker.waitUntilExit() }
-        input.fileHandleForWriting.write(Data("PRAGMA journal_mode=DELETE;\nCREATE TABLE t(x);\nBEGIN EXCLUSIVE;\nINSERT INTO t VALUES (1);\n.print locked\n".utf8))
-        var seen = ""
-        while !seen.contains("locked") { seen += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
+        let unlock = try StoreSeeding.lockedExclusively(store)
+        defer { unlock() }
 
         let pass = try JobProcess.start(["--store", store, "maintain-store"], environment: env)
         // Wait until the process catches SIGTERM (its handler is installed first thing), then signal it.

@@ -34,4 +34,21 @@ enum StoreSeeding {
         }
         return try condition()
     }
+
+    /// Holds `store` (a new file in rollback-journal mode) exclusively locked by a `sqlite3` process until the
+    /// returned closure is called, so a `job` opening it blocks there, long after its start-up.
+    static func lockedExclusively(_ store: String) throws -> () -> Void {
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        locker.arguments = [store]
+        let input = Pipe()
+        let output = Pipe()
+        locker.standardInput = input
+        locker.standardOutput = output
+        try locker.run()
+        input.fileHandleForWriting.write(Data("PRAGMA journal_mode=DELETE;\nCREATE TABLE t(x);\nBEGIN EXCLUSIVE;\nINSERT INTO t VALUES (1);\n.print locked\n".utf8))
+        var seen = ""
+        while !seen.contains("locked") { seen += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
+        return { try? input.fileHandleForWriting.close(); locker.waitUntilExit() }
+    }
 }

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The group-commit writer: many requests share one durable commit, each is answered only once the commit holding
 /// its write returned, and a failing request (or a failing batch) never takes another request's write with it.
-@Suite(.timeLimit(.minutes(15))) struct GroupCommitWriterTests {
+@Suite(.timeLimit(.minutes(15))) struct GroupCommitWriterTests: GroupCommitProbing {
     let directory = TemporaryDirectory("group-commit")
     var path: String { directory.file("w.sqlite") }
 
@@ -20,22 +20,6 @@ import TestSupport
                 parent_id INTEGER NOT NULL REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED) STRICT;
             """)
         return db
-    }
-
-    func names(_ db: Database) throws -> Set<String> { Set(try db.query("SELECT name FROM t").map { try $0.get(0, as: String.self) }) }
-
-    /// Queues a request that holds the writer until `release` is signalled, so the requests queued meanwhile
-    /// form the next batch together.
-    func holdWriter(_ writer: GroupCommitWriter, until release: DispatchSemaphore) {
-        let holding = DispatchSemaphore(value: 0)
-        writer.submit({ db in
-            holding.signal()
-            release.wait()
-            // Longer than the batch's time bound: what queued meanwhile waits for the next batch.
-            usleep(useconds_t(writer.maxBatchDuration * 2_000_000))
-            try db.write { try $0.execute("INSERT INTO t (name) VALUES (?)", ["holder"]) }
-        }, completion: { _ in })
-        holding.wait()
     }
 
     @Test func requestsQueuedTogetherShareOneCommitAndEachIsAnsweredOnlyOnceItIsDurable() throws {

@@ -8,7 +8,7 @@ import TestSupport
 /// connection, a savepoint a request, each request answered only once the batch's `COMMIT` returned; a failing
 /// request (a unique violation) rolled back alone; a request whose lock another transaction holds never held up
 /// behind it while the batch holds other requests' locks, so writers of several hosts never deadlock.
-@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct PostgresGroupCommitWriterTests {
+@Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct PostgresGroupCommitWriterTests: GroupCommitProbing {
     struct Refused: Error, Equatable { let n: Int }
 
     /// A new database on the shared cluster with a table of unique names and one of counters.
@@ -20,21 +20,6 @@ import TestSupport
             CREATE TABLE counter (k TEXT PRIMARY KEY, value BIGINT NOT NULL)
             """)
         return (db, target.url)
-    }
-
-    func names(_ db: Database) throws -> Set<String> { Set(try db.query("SELECT name FROM t").map { try $0.get(0, as: String.self) }) }
-
-    /// Queues a request that holds the writer until `release` is signalled, so the requests queued meanwhile form the
-    /// next batch together.
-    func holdWriter(_ writer: GroupCommitWriter, until release: DispatchSemaphore) {
-        let holding = DispatchSemaphore(value: 0)
-        writer.submit({ db in
-            holding.signal()
-            release.wait()
-            usleep(useconds_t(writer.maxBatchDuration * 2_000_000))
-            try db.write { try $0.execute("INSERT INTO t (name) VALUES (?)", ["holder"]) }
-        }, completion: { _ in })
-        holding.wait()
     }
 
     @Test func queuedRequestsShareOneCommitEachAnsweredOnlyWhenVisibleAndAUniqueViolationFailsOnlyItsOwnRequest() throws {
