@@ -20,6 +20,17 @@ import TestSupport
     /// The tokens the stand-in received (one entry per request), oldest first.
     func pushed(_ standIn: APNsStandIn) throws -> [String] { try standIn.received().compactMap { $0["token"] as? String } }
 
+    /// Runs `send-wakeups` at `t0` and SIGKILLs the server once the pass has recorded 50 answers; the pass's result.
+    func passKilledMidPush(_ m: RelayMachine, _ cluster: PostgresCluster) throws -> JobProcess.Result {
+        let running = try m.start(["send-wakeups"], at: t0)
+        let deadline = Date().addingTimeInterval(60)
+        let db = try m.database()
+        func answersRecorded() throws -> Int { try db.scalar("SELECT count(*) FROM relay_tokens WHERE result_status IS NOT NULL") ?? 0 }
+        while try running.process.isRunning && Date() < deadline && answersRecorded() < 50 { usleep(5_000) }
+        try cluster.kill9Server()
+        return try running.wait(timeout: 120)
+    }
+
     @Test func relayCommandsExit69WhenTheServerIsDownAtStartAndTheStoreIsUntouched() throws {
         let cluster = try PostgresCluster.start()
         defer { cluster.stop() }
@@ -68,13 +79,7 @@ import TestSupport
                    deviceID: { Fixture.deviceID(1000 + $0) }, token: token)
         let due = Set((0..<devices).flatMap { i in [token(i, 0), token(i, 1)] })
 
-        let running = try m.start(["send-wakeups"], at: t0)
-        let deadline = Date().addingTimeInterval(60)
-        let db = try m.database()
-        func answersRecorded() throws -> Int { try db.scalar("SELECT count(*) FROM relay_tokens WHERE result_status IS NOT NULL") ?? 0 }
-        while try running.process.isRunning && Date() < deadline && answersRecorded() < 50 { usleep(5_000) }
-        try cluster.kill9Server()
-        let lost = try running.wait(timeout: 120)
+        let lost = try passKilledMidPush(m, cluster)
         #expect(lost.exitCode == 75, "\(lost.stderr)")
         let lines = errorLines(lost)
         #expect(lines.count == 1 && lines[0].contains("the connection to the PostgreSQL store was lost"), "\(lost.stderr)")
@@ -124,13 +129,7 @@ import TestSupport
         try m.seed(devices: 750, tokensPerDevice: 2, registeredAt: (t0 - 600) * 1000, triggeredAt: (t0 - 1) * 1000,
                    deviceID: { Fixture.deviceID(1000 + $0) }, token: { i, j in Fixture.token(1000 + i * 2 + j) })
 
-        let running = try m.start(["send-wakeups"], at: t0)
-        let deadline = Date().addingTimeInterval(60)
-        let db = try m.database()
-        func answersRecorded() throws -> Int { try db.scalar("SELECT count(*) FROM relay_tokens WHERE result_status IS NOT NULL") ?? 0 }
-        while try running.process.isRunning && Date() < deadline && answersRecorded() < 50 { usleep(5_000) }
-        try cluster.kill9Server()
-        let lost = try running.wait(timeout: 120)
+        let lost = try passKilledMidPush(m, cluster)
         #expect(lost.exitCode == 75, "\(lost.stderr)")
         let folder = m.home.path + "/.local/state/background-jobs/unrecorded-ends"
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).count == 1, "the end is kept on the host")
