@@ -28,5 +28,7 @@ package enum GrantsModule {
             ServeLinkCommand(),
             OffersSendCommand(), OffersListCommand(), OffersCancelCommand(), OffersAcceptCommand(), OffersDeclineCommand(), OffersNotificationsCommand(),
         ],
-        settings: GrantsSettings.all)
+        settings: GrantsSettings.all,
+        sealedSamples: [SealedSample(table: "node_identity", column: "key_sealed", purpose: Vault.Purpose.endpointKey.rawValue),
+                        SealedSample(table: "grants_issued", column: "grant_sealed", purpose: Vault.Purpose.grantID.rawValue)])
 }

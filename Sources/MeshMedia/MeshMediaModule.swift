@@ -48,5 +48,6 @@ package enum MeshMediaModule {
             .integer("mesh.announce-interval-seconds", default: 300, in: 30...86_400,
                      "how often media-outbox announces the node (nickname, keys, capabilities) when no announce went out meanwhile"),
         ] + MeshRetention.settings,
-        upkeep: [MeshUpkeep.storeUpkeep])
+        upkeep: [MeshUpkeep.storeUpkeep],
+        sealedSamples: [SealedSample(table: "mesh_node", column: "sealed_noise_private", purpose: NodeIdentity.noisePurpose)])
 }

@@ -27,5 +27,6 @@ package enum TokenPoolModule {
             PoolShowCommand(), PoolExportCommand(), PoolVerifyCommand(), PoolClearCommand(), ActivityListCommand(),
         ],
         settings: TokenPoolSettings.all,
-        doctor: [PoolDoctor.group])
+        doctor: [PoolDoctor.group],
+        sealedSamples: [SealedSample(table: "token_pool_identities", column: "sealed_private_key", purpose: IdentityStore.keyPurpose)])
 }
