@@ -71,6 +71,51 @@ import TestSupport
         #expect(throws: JobError.self) { try Arguments(parsing: ["--dry-run=yes"], options: options, positionals: [], commandName: "c") }
     }
 
+    static let counted: [OptionSpec] = [.value("--max-batch", "N", ""), .required("--files", "N", "")]
+
+    static func parsed(_ tokens: [String]) throws -> Arguments {
+        try Arguments(parsing: tokens, options: counted, positionals: [], commandName: "c")
+    }
+
+    static func usageMessage(_ body: () throws -> Int?) -> String? {
+        let error = #expect(throws: JobError.self) { _ = try body() }
+        #expect(error?.exitCode == .usage)
+        return error?.message
+    }
+
+    @Test func anIntegerOptionInItsRangeIsItsValueAndAnAbsentOneIsItsDefault() throws {
+        let given = try Self.parsed(["--max-batch", "10000", "--files=0"])
+        #expect(try given.integer("--max-batch", in: 1...10_000, default: 256) == 10_000)
+        #expect(try given.requiredInteger("--files", in: 0...Int.max) == 0)
+        let absent = try Self.parsed(["--files", "3"])
+        #expect(try absent.integer("--max-batch", in: 1...10_000, default: 256) == 256)
+        #expect(try absent.integer("--max-batch", in: 1...10_000) == nil)
+    }
+
+    @Test func anIntegerOptionOutOfRangeIsAUsageErrorWordedFromTheRange() throws {
+        let zero = try Self.parsed(["--max-batch", "0", "--files", "-1"])
+        #expect(Self.usageMessage { try zero.integer("--max-batch", in: 1...Int.max) } == "--max-batch needs a whole number above 0")
+        #expect(Self.usageMessage { try zero.requiredInteger("--files", in: 0...Int.max) } == "--files needs a whole number of at least 0")
+        let big = try Self.parsed(["--max-batch", "10001", "--files", "1"])
+        #expect(Self.usageMessage { try big.integer("--max-batch", in: 1...10_000, default: 256) } == "--max-batch needs a whole number from 1 to 10000")
+    }
+
+    @Test func anIntegerOptionThatIsNotANumberIsAUsageErrorWithTheGivenWording() throws {
+        for text in ["ten", "1.5", "", "99999999999999999999"] {
+            let args = try Self.parsed(["--max-batch", text, "--files", "1"])
+            #expect(Self.usageMessage { try args.integer("--max-batch", in: 1...Int.max, needs: "a positive whole number") }
+                    == "--max-batch needs a positive whole number")
+        }
+    }
+
+    @Test func aMissingRequiredIntegerOrARepeatedIntegerOptionIsAUsageError() throws {
+        let args = try Arguments(parsing: [], options: [.value("--files", "N", "")], positionals: [], commandName: "c")
+        #expect(Self.usageMessage { try args.requiredInteger("--files", in: 0...Int.max) } == "missing required option --files")
+        let repeated = #expect(throws: JobError.self) { try Self.parsed(["--files", "1", "--max-batch", "2", "--max-batch", "3"]) }
+        #expect(repeated?.exitCode == .usage)
+        #expect(repeated?.message == "option --max-batch given twice")
+    }
+
     @Test func suggestionsOnlyForNearMisses() {
         #expect(Suggest.closest(to: "sweep-grant", among: ["sweep-grants", "pull-offers"]) == "sweep-grants")
         #expect(Suggest.closest(to: "frobnicate", among: ["sweep-grants", "pull-offers"]) == nil)

@@ -47,10 +47,10 @@ struct ServeLinkCommand: Command {
         """
 
     func run(_ context: JobContext) throws {
-        let maxConnections = try context.arguments.value("--max-connections").map { try positive($0, "--max-connections") }
-        var idleExit = try context.arguments.value("--idle-exit").map { try positive($0, "--idle-exit") }
+        let maxConnections = try context.arguments.integer("--max-connections", in: 1...Int.max)
+        var idleExit = try context.arguments.integer("--idle-exit", in: 1...Int.max)
         let listen = try context.arguments.value("--listen").map(LinkAddress.parseListen)
-        let maxBatch = try context.arguments.value("--max-batch").map { try positive($0, "--max-batch") } ?? 256
+        let maxBatch = try context.arguments.integer("--max-batch", in: 1...Int.max, default: 256)
         let node = try Node(context)
         let identity = try LinkIdentity.quic(node.identity)
         let deadlines = try LinkDeadlines.serving(context.settings)
@@ -122,11 +122,6 @@ struct ServeLinkCommand: Command {
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = max(limit.rlim_cur, min(limit.rlim_max, 65_536))
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
-
-    private func positive(_ text: String, _ name: String) throws -> Int {
-        guard let value = Int(text), value > 0 else { throw JobError.usage("\(name) needs a whole number above 0") }
-        return value
     }
 }
 

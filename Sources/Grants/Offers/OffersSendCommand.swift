@@ -26,8 +26,8 @@ struct OffersSendCommand: Command {
         """
 
     func run(_ context: JobContext) throws {
-        let fileCount = try count(try context.arguments.required("--files"), "--files")
-        let totalBytes = try count(try context.arguments.required("--bytes"), "--bytes")
+        let fileCount = Int64(try context.arguments.requiredInteger("--files", in: Self.countRange, needs: "a whole number of at least 0"))
+        let totalBytes = Int64(try context.arguments.requiredInteger("--bytes", in: Self.countRange, needs: "a whole number of at least 0"))
         let name = try context.arguments.value("--name").map(LabelRule.validate)
         let ticket = try readTicket(try context.arguments.required("--ticket-file"))
         let node = try Node(context)
@@ -96,10 +96,8 @@ struct OffersSendCommand: Command {
         else { context.print("offer \(offerID): \(message)") }
     }
 
-    private func count(_ text: String, _ name: String) throws -> Int64 {
-        guard let value = Int64(text), value >= 0, value <= Int64(1) << 53 else { throw JobError.usage("\(name) needs a whole number of at least 0") }
-        return value
-    }
+    /// Counts up to 2^53, the largest whole number a JSON reader keeps exactly.
+    private static let countRange = 0...(1 << 53)
 
     private func readTicket(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -31,11 +31,7 @@ struct MeshExchangeCommand: Command {
 
     func run(_ context: JobContext) throws {
         let target = try context.arguments.required("--to")
-        var limit = 100_000
-        if let text = context.arguments.value("--limit") {
-            guard let n = Int(text), n > 0 else { throw JobError.usage("--limit needs a positive whole number") }
-            limit = n
-        }
+        let limit = try context.arguments.integer("--limit", in: 1...Int.max, default: 100_000, needs: "a positive whole number")
         let source = context.database
         guard try source.queryOne("SELECT 1 FROM mesh_node") != nil else {
             throw JobError.configuration("no-node", "this store has no mesh node; run job mesh init first")

@@ -50,18 +50,15 @@ struct ServeRelayCommand: Command {
         let caps = try FanOutCaps(context.env)
         let signatures = try SignatureBudget(context.env)
         var limits = HTTPServerLimits()
-        if let threads = context.arguments.value("--threads") { limits.threads = try positive(threads, "--threads") }
-        if let connections = context.arguments.value("--max-connections") { limits.maxConnections = try positive(connections, "--max-connections") }
-        if let idle = context.arguments.value("--idle-timeout") { limits.idleTimeoutSeconds = try positive(idle, "--idle-timeout") }
-        if let header = context.arguments.value("--header-timeout") { limits.headerTimeoutSeconds = try positive(header, "--header-timeout") }
-        if let request = context.arguments.value("--request-timeout") { limits.requestTimeoutSeconds = try positive(request, "--request-timeout") }
-        limits.maxConnectionsPerAddress = 512
-        if let perAddress = context.arguments.value("--max-connections-per-address") {
-            guard let value = Int(perAddress), value >= 0 else { throw JobError.usage("--max-connections-per-address needs a whole number, 0 or more") }
-            limits.maxConnectionsPerAddress = value
-        }
-        var maxBatch = 256
-        if let batch = context.arguments.value("--max-batch") { maxBatch = try positive(batch, "--max-batch") }
+        let arguments = context.arguments
+        limits.threads = try arguments.integer("--threads", in: 1...Int.max, default: limits.threads)
+        limits.maxConnections = try arguments.integer("--max-connections", in: 1...Int.max, default: limits.maxConnections)
+        limits.idleTimeoutSeconds = try arguments.integer("--idle-timeout", in: 1...Int.max, default: limits.idleTimeoutSeconds)
+        limits.headerTimeoutSeconds = try arguments.integer("--header-timeout", in: 1...Int.max, default: limits.headerTimeoutSeconds)
+        limits.requestTimeoutSeconds = try arguments.integer("--request-timeout", in: 1...Int.max, default: limits.requestTimeoutSeconds)
+        limits.maxConnectionsPerAddress = try arguments.integer("--max-connections-per-address", in: 0...Int.max, default: 512,
+                                                                needs: "a whole number, 0 or more")
+        let maxBatch = try arguments.integer("--max-batch", in: 1...Int.max, default: 256)
         let keyring = try context.keyring()
         if storeKit.rootReplaced { context.logger.warn("storekit.root_replaced", ["source": "STOREKIT_ROOT_CA_FILE"]) }
 
@@ -177,10 +174,5 @@ struct ServeRelayCommand: Command {
                 logger.warn("relay-api.pass_not_started")
             }
         }
-    }
-
-    private func positive(_ text: String, _ name: String) throws -> Int {
-        guard let value = Int(text), value > 0 else { throw JobError.usage("\(name) needs a whole number above 0") }
-        return value
     }
 }

@@ -67,6 +67,36 @@ package struct Arguments: Sendable {
         return value
     }
 
+    /// The whole-number value of an option, or nil when it was not given. A value that is not a whole number in
+    /// `range` is a usage error (exit 64): "NAME needs REQUIREMENT", where the requirement is `needs` when given,
+    /// else worded from the range ("a whole number above 0", "a whole number of at least N", "a whole number from N to M").
+    package func integer(_ name: String, in range: ClosedRange<Int>, needs requirement: String? = nil) throws -> Int? {
+        guard let text = values[name] else { return nil }
+        return try Self.integer(text, name: name, in: range, needs: requirement)
+    }
+
+    /// The whole-number value of an option, or `defaultValue` when it was not given; errors as `integer(_:in:needs:)`.
+    package func integer(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int, needs requirement: String? = nil) throws -> Int {
+        try integer(name, in: range, needs: requirement) ?? defaultValue
+    }
+
+    /// The whole-number value of an option that must be given: a usage error naming it when missing, else as `integer(_:in:needs:)`.
+    package func requiredInteger(_ name: String, in range: ClosedRange<Int>, needs requirement: String? = nil) throws -> Int {
+        try Self.integer(try required(name), name: name, in: range, needs: requirement)
+    }
+
+    private static func integer(_ text: String, name: String, in range: ClosedRange<Int>, needs requirement: String?) throws -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw JobError.usage("\(name) needs \(requirement ?? Self.requirement(for: range))")
+        }
+        return value
+    }
+
+    private static func requirement(for range: ClosedRange<Int>) -> String {
+        if range.upperBound == Int.max { return range.lowerBound == 1 ? "a whole number above 0" : "a whole number of at least \(range.lowerBound)" }
+        return "a whole number from \(range.lowerBound) to \(range.upperBound)"
+    }
+
     /// The positional at `index`, if given.
     package func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
 }
