@@ -39,21 +39,23 @@ let package = Package(
 
         // Foundations.
         .target(name: "CivilDate"),
+        // `HOST:PORT` / `[IPv6]:PORT`: the one socket-address text form of every command.
+        .target(name: "NetAddress"),
         .target(name: "QUIC", dependencies: ["CQUIC"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPostgreSQL", "CShims", "CLazyLibs", "Cryptography"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
         .target(name: "HTTPClient", dependencies: ["CivilDate", "CCurl", "CShims", "CLazyLibs"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CLazyLibs"]),
+        .target(name: "HTTPServer", dependencies: ["NetAddress", "CMicroHTTPD", "CLazyLibs"]),
         .target(name: "Runner", dependencies: ["CivilDate", "Store", "Cryptography", "CShims", "CLazyLibs"]),
 
         // One module per seed.
-        .target(name: "Grants", dependencies: ["Runner", "Cryptography", "QUIC", "CShims"]),
+        .target(name: "Grants", dependencies: ["NetAddress", "Runner", "Cryptography", "QUIC", "CShims"]),
         .target(name: "TokenPool", dependencies: ["CivilDate", "Runner", "Store", "Cryptography", "HTTPClient"]),
         // The relay API's wire types, shared by the relay server and the homeserver helper (and nothing else).
         .target(name: "RelayWire"),
-        .target(name: "Relay", dependencies: ["RelayWire", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "COpenSSL", "CShims"]),
+        .target(name: "Relay", dependencies: ["NetAddress", "RelayWire", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "COpenSSL", "CShims"]),
         // The homeserver helper, beside Syncthing: it never imports the relay server.
-        .target(name: "Homeserver", dependencies: ["RelayWire", "Runner", "Store", "HTTPClient", "Cryptography"]),
+        .target(name: "Homeserver", dependencies: ["NetAddress", "RelayWire", "Runner", "Store", "HTTPClient", "Cryptography"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 
         // Fault-proof harness: kill loops with independent models, contention, fuzzing (job-bench and tests).
@@ -71,6 +73,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport", "Chaos"]),
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
+        .testTarget(name: "NetAddressTests", dependencies: ["NetAddress", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient"]),
         .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport", "Chaos"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job", "Chaos"]),

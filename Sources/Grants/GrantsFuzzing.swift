@@ -69,7 +69,7 @@ package enum GrantsFuzzing {
             Array("  vnidrop-grant-v1.\(endpoint).\(String(repeating: "7e", count: 32)).\(id16).\(String(repeating: "99", count: 32)).1790000000000\n".utf8),
         ], decode: { (try? GrantBundle(parsing: String(decoding: $0, as: UTF8.self))) != nil }),
         Decoder(name: "link address", seeds: [Array("127.0.0.1:7443".utf8), Array("[::1]:7443".utf8), Array("node.example:7443".utf8)],
-                decode: { (try? LinkAddress.parse(String(decoding: $0, as: UTF8.self))) != nil }),
+                decode: { (try? LinkAddress.parseLink(String(decoding: $0, as: UTF8.self))) != nil }),
         Decoder(name: "endpoint id", seeds: [Array(endpoint.utf8)], decode: { (try? EndpointID(hex: String(decoding: $0, as: UTF8.self))) != nil }),
     ]
 }

@@ -51,7 +51,7 @@ enum GrantsSettings {
         .integer(pullParallelDials, default: 4, in: 1...32, "contacts one pull-offers pass dials at once"),
         SettingSpec(key: advertiseAddress, defaultValue: "",
                     summary: "HOST:PORT where this node's serve-link listens, told to contacts on each connection so their cached address follows it (empty: not told)",
-                    validate: { value in value.isEmpty || (try? LinkAddress.parse(value)) != nil ? nil : "must be HOST:PORT or [IPv6]:PORT" }),
+                    validate: { value in value.isEmpty || (try? LinkAddress.parseLink(value)) != nil ? nil : "must be HOST:PORT or [IPv6]:PORT" }),
     ]
 
     /// The receiver's offer limits as currently set; live and pulled offers are held to the same ones.

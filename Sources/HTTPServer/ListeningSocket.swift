@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NetAddress
 
 /// The listening TCP socket the server accepts on: bound here from `--listen HOST:PORT`, or handed over by
 /// systemd socket activation (`LISTEN_FDS`, `LISTEN_PID`; the first descriptor is 3).
@@ -12,6 +13,11 @@ package struct ListeningSocket: Sendable {
     /// Why no socket could be had; the message names the address or variable, nothing else.
     package struct Failure: Error, Sendable {
         package let message: String
+    }
+
+    /// Binds and listens on a parsed `--listen` address (its host an IPv4 or IPv6 literal; port 0 picks a free port).
+    package static func bind(_ address: SocketAddress, backlog: Int32 = 1024) throws -> ListeningSocket {
+        try bind(host: address.host, port: Int(address.port), backlog: backlog)
     }
 
     /// Binds and listens on `host:port` (an IPv4 or IPv6 literal; port 0 picks a free port).

@@ -1,4 +1,5 @@
 import Foundation
+import NetAddress
 
 /// Finding Syncthing's `config.xml` and reading its GUI section: where the REST API listens and its key.
 ///
@@ -101,23 +102,11 @@ package enum SyncthingConfigFile {
             return text
         }
         if text.isEmpty { text = "127.0.0.1:8384" }
-        var host: String
-        var port: String
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw .malformed }
-            host = String(text[text.index(after: text.startIndex)..<close])
-            let rest = text[text.index(after: close)...]
-            guard rest.hasPrefix(":") else { throw .malformed }
-            port = String(rest.dropFirst())
-        } else if let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon {
-            host = String(text[..<colon])
-            port = String(text[text.index(after: colon)...])
-        } else {
-            throw .malformed
-        }
-        guard let number = Int(port), (1...65535).contains(number) else { throw .malformed }
-        if host.isEmpty || host == "0.0.0.0" || host == "::" { host = "127.0.0.1" }
-        if host.contains(":") { host = "[" + host + "]" }
-        return (tls ? "https" : "http") + "://" + host + ":" + port
+        // An empty host (`:8384`, `[]:8384`) is Syncthing's wildcard.
+        if text.hasPrefix("[]:") { text.removeFirst(2) }
+        if text.hasPrefix(":") { text = "0.0.0.0" + text }
+        guard var address = try? SocketAddress.parse(text) else { throw .malformed }
+        if address.host == "0.0.0.0" || address.host == "::" { address = SocketAddress(host: "127.0.0.1", port: address.port) }
+        return (tls ? "https" : "http") + "://" + address.text
     }
 }

@@ -12,7 +12,8 @@ package enum TokenCleanup {
     /// Rows deleted per write transaction (docs/design.md §4).
     static let batchSize = 1000
 
-    /// Pure form of the rule.
+    /// Pure form of the rule: the test oracle only. Production runs `removableSQL`/`deadSQL`; RelayRuleOracleTests
+    /// checks over a grid of inputs that SQLite's answer to that SQL is this function's.
     package static func shouldRemove(reason: String?, resultAt: Int64?, invalidatedAt: Int64?, registeredAt: Int64) -> Bool {
         guard let reason, APNsResponseAction.invalidTokenReasons.contains(reason) else { return false }
         if let invalidatedAt { return registeredAt <= invalidatedAt }

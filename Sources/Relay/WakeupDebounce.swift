@@ -36,7 +36,8 @@ package enum WakeupDebounce {
         }
     }
 
-    /// Pure form of the Device ID rule; `trailingPush` is the `RELAY_TRAILING_PUSH=on` variant.
+    /// Pure form of the Device ID rule; `trailingPush` is the `RELAY_TRAILING_PUSH=on` variant. The test oracle only:
+    /// production runs `dueSQL`, which RelayRuleOracleTests checks against this over a grid of inputs.
     package static func isDue(lastTriggerAt: Int64?, lastPushAt: Int64?, now: Int64, trailingPush: Bool = false) -> Bool {
         guard let trigger = lastTriggerAt else { return false }
         guard let push = lastPushAt else { return true }
@@ -44,7 +45,8 @@ package enum WakeupDebounce {
         return counts && now - push >= windowMilliseconds
     }
 
-    /// Pure form of the token rule: a token last stamped at `sentAt` may be pushed at `now`.
+    /// Pure form of the token rule: a token last stamped at `sentAt` may be pushed at `now`. The test oracle only:
+    /// production runs `mayPushSQL`, which RelayRuleOracleTests checks against this over a grid of inputs.
     package static func mayPush(sentAt: Int64?, now: Int64) -> Bool {
         guard let sentAt else { return true }
         return now - sentAt >= windowMilliseconds

@@ -320,7 +320,7 @@ enum LinkBench {
             throw BenchUsageError(message: "the holder store has no grant")
         }
         let expected = try EndpointID(hex: server)
-        let target = try LinkAddress.parse(address)
+        let target = try LinkAddress.parseLink(address)
         while !FileManager.default.fileExists(atPath: go) { usleep(1000) }
         var lines: [String] = []
         for _ in 0..<offers {

@@ -18,7 +18,7 @@ struct GrantsAcceptCommand: Command {
 
     func run(_ context: JobContext) throws {
         let label = try LabelRule.validate(try context.arguments.required("--label"))
-        let address = try LinkAddress.parse(try context.arguments.required("--addr"))
+        let address = try LinkAddress.parseLink(try context.arguments.required("--addr"))
         let input = String(decoding: try context.readInput(), as: UTF8.self)
         let bundle = try GrantBundle(parsing: input)
         let node = try Node(context)

@@ -15,7 +15,7 @@ struct LinkDialer {
     /// Opens `protocolName` to the node with key `endpoint` at `address` (a contact's cached `HOST:PORT`), with the
     /// `link.*` deadlines: connect and handshake within `link.connect-timeout-seconds`.
     func dial(_ endpoint: EndpointID, at address: String?, _ protocolName: LinkProtocolName, until: Date? = nil) throws -> LinkConnection {
-        guard let text = address, let parsed = try? LinkAddress.parse(text) else { throw LinkFailure.unreachable }
+        guard let text = address, let parsed = try? LinkAddress.parseLink(text) else { throw LinkFailure.unreachable }
         return try LinkConnection.dial(parsed, expected: endpoint, protocolName: protocolName, identity: node.identity,
                                        connectTimeout: try context.settings.int(GrantsSettings.connectTimeout),
                                        deadlines: try LinkDeadlines.dialling(context.settings), until: until)

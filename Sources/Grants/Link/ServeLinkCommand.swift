@@ -124,14 +124,3 @@ struct ServeLinkCommand: Command {
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 }
-
-extension LinkAddress {
-    /// Parses a `--listen` address, where port 0 (pick a free port) is allowed.
-    static func parseListen(_ text: String) throws -> LinkAddress {
-        if text.hasSuffix(":0") {
-            let parsed = try LinkAddress.parse(String(text.dropLast()) + "1")
-            return LinkAddress(host: parsed.host, port: 0)
-        }
-        return try LinkAddress.parse(text)
-    }
-}

@@ -22,7 +22,7 @@ enum ContactAddress {
     @discardableResult
     static func refresh(from message: LinkMessage, remote: EndpointID, node: Node, now: Int64) throws -> Bool {
         guard let text = try message.optionalString(field, maxBytes: 300) else { return false }
-        guard let address = try? LinkAddress.parse(text) else { throw LinkFailure.malformed }
+        guard let address = try? LinkAddress.parseLink(text) else { throw LinkFailure.malformed }
         guard let contact = try node.contacts.find(remote), contact.address != address.text else { return false }
         try node.contacts.recordAddress(address.text, contactID: contact.id, now: now)
         return true

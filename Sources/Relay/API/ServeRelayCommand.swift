@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import NetAddress
 import Runner
 import Store
 
@@ -65,12 +66,8 @@ struct ServeRelayCommand: Command {
         let socket: ListeningSocket
         do {
             if let listen = context.arguments.value("--listen") {
-                guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
-                    throw JobError.usage("--listen needs HOST:PORT")
-                }
-                var host = String(listen[..<colon])
-                if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-                socket = try ListeningSocket.bind(host: host, port: port)
+                guard let address = try? SocketAddress.parse(listen, allowingPortZero: true) else { throw JobError.usage("--listen needs HOST:PORT") }
+                socket = try ListeningSocket.bind(address)
             } else if let passed = try ListeningSocket.fromSystemd(environment: context.environment) {
                 socket = passed
             } else {
@@ -122,10 +119,10 @@ struct ServeRelayCommand: Command {
         } catch {
             throw JobError.unavailable("http-server", "the HTTP server could not start on the socket")
         }
-        if context.arguments.value("--listen") != nil {
-            let host = context.arguments.value("--listen").map { String($0[..<$0.lastIndex(of: ":")!]) } ?? ""
-            if context.jsonOutput { context.printJSON(["listening": .string("\(host):\(socket.port)"), "port": .number(socket.port)]) }
-            else { context.print("listening on \(host):\(socket.port)") }
+        if let listen = context.arguments.value("--listen"), let asked = try? SocketAddress.parse(listen, allowingPortZero: true) {
+            let bound = SocketAddress(host: asked.host, port: UInt16(socket.port)).text
+            if context.jsonOutput { context.printJSON(["listening": .string(bound), "port": .number(socket.port)]) }
+            else { context.print("listening on \(bound)") }
         }
         context.logger.info("relay-api.listening", ["threads": .int(limits.threads), "max_connections": .int(limits.maxConnections)])
         var ticks = 0
