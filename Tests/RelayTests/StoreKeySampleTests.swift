@@ -6,15 +6,20 @@ import TestSupport
 /// A store key is checked against the sealed values themselves when the key-check row is gone (docs/roles/relay.md,
 /// "The store key"), through the real `job` binary.
 @Suite(.tags(.process, .postgres), .timeLimit(.minutes(15))) struct StoreKeySampleTests {
-    @Test func aDifferentKeyIsRefusedOverSealedTokensEvenWhenTheKeyCheckRowWasDeleted() throws {
-        let home = TemporaryDirectory("key-sample")
-        let store = home.file("relay.sqlite")
+    /// A scratch store, two fresh store key files, and `run(key, arguments)` running `job` on that store with one.
+    static func twoKeys(_ label: String) throws -> (store: String, original: String, other: String, run: (String, [String]) throws -> JobProcess.Result) {
+        let home = TemporaryDirectory(label)
+        let store = home.file("store.sqlite")
         let original = home.file("original.key"), other = home.file("other.key")
         try TestStore.writeKey(to: original)
         try TestStore.writeKey(to: other)
-        func run(_ key: String, _ arguments: [String]) throws -> JobProcess.Result {
+        return (store, original, other, { key, arguments in
             try JobProcess.run(["--store", store] + arguments, environment: JobProcess.environment(home: home.path, ["JOB_STORE_KEY_FILE": key]))
-        }
+        })
+    }
+
+    @Test func aDifferentKeyIsRefusedOverSealedTokensEvenWhenTheKeyCheckRowWasDeleted() throws {
+        let (store, original, other, run) = try Self.twoKeys("key-sample")
         let registered = try run(original, ["relay", "register", "--device-id", Fixture.deviceID(1), "--apns-token", Fixture.token(1)])
         #expect(registered.exitCode == 0, "\(registered.stderr)")
         #expect(try run(other, ["relay", "register", "--device-id", Fixture.deviceID(3), "--apns-token", Fixture.token(3)]).exitCode == 78,
@@ -65,14 +70,7 @@ import TestSupport
     }
 
     @Test(arguments: SealingModule.allCases) func aDifferentKeyIsRefusedOverAnyModulesSealedValuesWhenTheKeyCheckRowWasDeleted(_ module: SealingModule) throws {
-        let home = TemporaryDirectory("key-sample-\(module.rawValue)")
-        let store = home.file("store.sqlite")
-        let original = home.file("original.key"), other = home.file("other.key")
-        try TestStore.writeKey(to: original)
-        try TestStore.writeKey(to: other)
-        func run(_ key: String, _ arguments: [String]) throws -> JobProcess.Result {
-            try JobProcess.run(["--store", store] + arguments, environment: JobProcess.environment(home: home.path, ["JOB_STORE_KEY_FILE": key]))
-        }
+        let (store, original, other, run) = try Self.twoKeys("key-sample-\(module.rawValue)")
         let sealed = try run(original, module.seal)
         #expect(sealed.exitCode == 0, "\(sealed.stderr)")
         let rows = { (table: String) throws -> Int in try Database(path: store).scalar("SELECT count(*) FROM \(table)") ?? -1 }
