@@ -33,7 +33,7 @@ struct Registry {
     /// `serve-relay` processes may register, provision or trigger the same Device ID at once, and each reads before
     /// it writes (on SQLite the write transaction already excludes them).
     func lockDevice(_ db: Database, _ deviceID: String) throws {
-        try db.lockForWrite("relay-device:" + HexDigits.encode(deviceIndex(deviceID)))
+        try db.lockForWrite("relay-device:" + Hex.encode(deviceIndex(deviceID)))
     }
 
     /// Whether `register` added a token or refreshed one already held.

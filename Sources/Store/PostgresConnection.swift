@@ -1,5 +1,6 @@
 import CPostgreSQL
 import CSQLite
+import Cryptography
 import Foundation
 
 /// One libpq connection to a PostgreSQL store: statements written with SQLite's `?`/`?N` placeholders, values
@@ -221,7 +222,7 @@ final class PostgresConnection {
 
     static func decodeHexBytea(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         guard bytes.count >= 2, bytes[0] == 0x5c, bytes[1] == 0x78 else { return nil }
-        return HexDigits.decode(bytes.dropFirst(2))
+        return Hex.bytes(bytes.dropFirst(2))
     }
 
     /// The values in `conninfo` no message may show (its password), parsed as libpq parses it. A string libpq

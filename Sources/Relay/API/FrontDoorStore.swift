@@ -100,7 +100,7 @@ struct FrontDoorStore {
         let dIndex = registry.deviceIndex(deviceID)
         return try database.write { db in
             try registry.lockDevice(db, deviceID)
-            try db.lockForWrite("relay-original:" + HexDigits.encode(index))
+            try db.lockForWrite("relay-original:" + Hex.encode(index))
             if let device: Int64 = try db.scalar("SELECT id FROM relay_devices WHERE device_index = ?", [dIndex]),
                let existing = try Self.entitlement(db, device: device), existing.kind == .storekit {
                 if existing.originalIndex == index {
@@ -149,7 +149,7 @@ struct FrontDoorStore {
         let dIndex = registry.deviceIndex(deviceID), tIndex = registry.tokenIndex(token), oIndex = originalIndex(transactionID)
         return try database.write { db in
             try registry.lockDevice(db, deviceID)
-            try db.lockForWrite("relay-original:" + HexDigits.encode(oIndex))
+            try db.lockForWrite("relay-original:" + Hex.encode(oIndex))
             let changed = try db.execute("""
                 UPDATE relay_tokens SET registered_at = max(registered_at, ?)
                 WHERE token_index = ? AND device_id = (
