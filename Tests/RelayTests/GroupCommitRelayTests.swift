@@ -142,11 +142,12 @@ import TestSupport
         #expect(try awaitingPush(front) == 200)
         let results = front.stop()
         #expect(results.allSatisfy { $0.exitCode == 0 }, "\(results.map(\.stderr))")
-        // 120 + 394 trigger writes between the two hosts; fewer commits than writes.
+        // 120 + 394 trigger writes between the two hosts, never more commits than writes (how many share a commit
+        // depends on how many requests arrive together, which a 2-core machine's clients do not promise).
         let writes = results.compactMap { Self.stoppedField("writes", in: $0.stderr) }
         let commits = results.compactMap { Self.stoppedField("commits", in: $0.stderr) }
         #expect(writes.count == 2 && writes.reduce(0, +) == 120 + 394, "\(results.map(\.stderr))")
-        #expect(commits.count == 2 && commits.allSatisfy { $0 >= 1 } && commits.reduce(0, +) < writes.reduce(0, +), "\(writes) \(commits)")
+        #expect(commits.count == 2 && commits.allSatisfy { $0 >= 1 } && commits.reduce(0, +) <= writes.reduce(0, +), "\(writes) \(commits)")
     }
 }
 

@@ -319,12 +319,16 @@ struct FrontDoorStore {
         let window: Int64 = 60_000
         // One statement reads and counts, so requests served at once by several `serve-relay` processes (on one
         // PostgreSQL store, where writers do not exclude each other) each count: the upsert locks the row.
+        // A request's `now` is read when it arrives, and requests commit in another order (a batch, another host,
+        // a request put back to the next batch): one whose `now` is a little before the window's start belongs to
+        // that window and counts in it. Only a time a whole window away on either side (the clock stepped) starts
+        // a new one.
         guard let row = try db.queryOne("""
             INSERT INTO relay_rate_limits (bucket, route, window_start_at, count) VALUES (?1, ?2, ?3, 1)
             ON CONFLICT (bucket, route) DO UPDATE SET
-                window_start_at = CASE WHEN ?3 >= relay_rate_limits.window_start_at AND ?3 - relay_rate_limits.window_start_at < ?4
+                window_start_at = CASE WHEN ?3 - relay_rate_limits.window_start_at < ?4 AND relay_rate_limits.window_start_at - ?3 < ?4
                     THEN relay_rate_limits.window_start_at ELSE ?3 END,
-                count = CASE WHEN ?3 >= relay_rate_limits.window_start_at AND ?3 - relay_rate_limits.window_start_at < ?4
+                count = CASE WHEN ?3 - relay_rate_limits.window_start_at < ?4 AND relay_rate_limits.window_start_at - ?3 < ?4
                     THEN relay_rate_limits.count + 1 ELSE 1 END
             RETURNING window_start_at, count
             """, [bucket, route, now, window]) else {
@@ -337,6 +341,6 @@ struct FrontDoorStore {
                 SELECT bucket, route FROM relay_rate_limits WHERE window_start_at < ? LIMIT 100)
             """, [now - 2 * window])
         guard count > limit else { return nil }
-        return Int(max(1, (start + window - now + 999) / 1000))
+        return Int(min(window / 1000, max(1, (start + window - now + 999) / 1000)))
     }
 }
