@@ -191,16 +191,8 @@ extension PostgresFaultMessageTests {
         let standIn = try APNsStandIn(answerDelayMilliseconds: 2)
         defer { standIn.stop() }
         let m = try RelayMachine(.postgresql, cluster: cluster, environment: standIn.environment())
-        try m.register(Fixture.deviceID(1), Fixture.token(1), at: t0 - 600)
-        try m.seed(devices: 750, tokensPerDevice: 2, registeredAt: (t0 - 600) * 1000, triggeredAt: (t0 - 1) * 1000,
-                   deviceID: { Fixture.deviceID(1000 + $0) }, token: { Fixture.token(1000 + $0 * 2 + $1) })
-        let running = try m.start(["send-wakeups"], at: t0)
-        let db = try m.database()
-        let deadline = Date().addingTimeInterval(60)
-        while try running.process.isRunning && Date() < deadline
-                && (db.scalar("SELECT count(*) FROM relay_tokens WHERE result_status IS NOT NULL") ?? 0) < 50 { usleep(5_000) }
-        try cluster.restart()
-        let lost = try running.wait(timeout: 120)
+        try m.seedPendingPushes(at: t0)
+        let lost = try m.passInterrupted(at: t0) { try cluster.restart() }
         #expect(lost.exitCode == 75, "\(lost.stderr)")
         let after = try m.database()
         let rows = try after.query("SELECT outcome, exit_code, reason FROM job_runs WHERE job = 'send-wakeups' ORDER BY id")

@@ -22,13 +22,7 @@ import TestSupport
 
     /// Runs `send-wakeups` at `t0` and SIGKILLs the server once the pass has recorded 50 answers; the pass's result.
     func passKilledMidPush(_ m: RelayMachine, _ cluster: PostgresCluster) throws -> JobProcess.Result {
-        let running = try m.start(["send-wakeups"], at: t0)
-        let deadline = Date().addingTimeInterval(60)
-        let db = try m.database()
-        func answersRecorded() throws -> Int { try db.scalar("SELECT count(*) FROM relay_tokens WHERE result_status IS NOT NULL") ?? 0 }
-        while try running.process.isRunning && Date() < deadline && answersRecorded() < 50 { usleep(5_000) }
-        try cluster.kill9Server()
-        return try running.wait(timeout: 120)
+        try m.passInterrupted(at: t0) { try cluster.kill9Server() }
     }
 
     @Test func relayCommandsExit69WhenTheServerIsDownAtStartAndTheStoreIsUntouched() throws {
@@ -125,9 +119,7 @@ import TestSupport
         let standIn = try APNsStandIn(answerDelayMilliseconds: 2)
         defer { standIn.stop() }
         let m = try RelayMachine(.postgresql, cluster: cluster, environment: standIn.environment())
-        try m.register(Fixture.deviceID(1), Fixture.token(1), at: t0 - 600)
-        try m.seed(devices: 750, tokensPerDevice: 2, registeredAt: (t0 - 600) * 1000, triggeredAt: (t0 - 1) * 1000,
-                   deviceID: { Fixture.deviceID(1000 + $0) }, token: { i, j in Fixture.token(1000 + i * 2 + j) })
+        try m.seedPendingPushes(at: t0)
 
         let lost = try passKilledMidPush(m, cluster)
         #expect(lost.exitCode == 75, "\(lost.stderr)")

@@ -61,3 +61,25 @@ final class RelayMachine {
 
     func database() throws -> Database { try Database(path: store) }
 }
+
+extension RelayMachine {
+    /// Registers one Device ID and seeds 750 more, two tokens each, all triggered a second before `t0`: a pass at
+    /// `t0` has 1,500 pushes to make, long enough to be interrupted part-way.
+    func seedPendingPushes(at t0: Int64) throws {
+        try register(Fixture.deviceID(1), Fixture.token(1), at: t0 - 600)
+        try seed(devices: 750, tokensPerDevice: 2, registeredAt: (t0 - 600) * 1000, triggeredAt: (t0 - 1) * 1000,
+                 deviceID: { Fixture.deviceID(1000 + $0) }, token: { Fixture.token(1000 + $0 * 2 + $1) })
+    }
+
+    /// Runs `send-wakeups` at `t0`, calls `interrupt` once the pass has recorded 50 answers (or has ended, or after
+    /// 60 s), and returns the pass's result.
+    func passInterrupted(at t0: Int64, by interrupt: () throws -> Void) throws -> JobProcess.Result {
+        let running = try start(["send-wakeups"], at: t0)
+        let deadline = Date().addingTimeInterval(60)
+        let db = try database()
+        func answersRecorded() throws -> Int { try db.scalar("SELECT count(*) FROM relay_tokens WHERE result_status IS NOT NULL") ?? 0 }
+        while try running.process.isRunning && Date() < deadline && answersRecorded() < 50 { usleep(5_000) }
+        try interrupt()
+        return try running.wait(timeout: 120)
+    }
+}
