@@ -17,6 +17,7 @@ enum HelperPreflight {
             configurationKeys.contains { context.env($0) != nil } || context.arguments.flag("--send-trigger")
                 ? nil : "none of RELAY_URL or SYNCTHING_* is set"
         },
+        libraries: [.curl],
         checks: checks)
 
     static let checks: [DoctorCheck] = [

@@ -48,15 +48,7 @@ import TestSupport
 
     /// Runs `job arguments…` in a private mount namespace where `soname` resolves to an empty file.
     func withoutLibrary(_ soname: String, _ arguments: [String]) throws -> ExternalTool.Result {
-        let cache = try ExternalTool.run("/sbin/ldconfig", ["-p"], separateStderr: true).output
-        let line = try #require(cache.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix(soname + " ") },
-                                "\(soname) is not in the loader cache")
-        let path = try #require(line.components(separatedBy: "=> ").last)
-        // Root needs only a mount namespace; anyone else maps themselves to root in a user namespace first.
-        let namespace = getuid() == 0 ? ["-m"] : ["-Urm"]
-        return try ExternalTool.run("/usr/bin/unshare", namespace + ["sh", "-c", "mount --bind /dev/null \"$0\" && exec \"$@\"", path,
-                                                                     JobProcess.executablePath] + arguments,
-                                    environment: env, separateStderr: true)
+        try HiddenLibraries.run([soname], JobProcess.executablePath, arguments, environment: env)
     }
 
     @Test(arguments: [
@@ -106,6 +98,21 @@ import TestSupport
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         // The same command works where libcrypto can be loaded (so 69 above came from the missing library).
         #expect(try JobProcess.run(["--store", store, "grants", "list"], environment: env).exitCode == 0)
+    }
+
+    @Test func doctorReportsAMissingLibcurlAsOneFailedRowOfTheGroupThatNeedsItAndStillRunsTheOthers() throws {
+        #expect(try JobProcess.run(["--store", store, "migrate"], environment: env).exitCode == 0)
+        let helper = ["RELAY_URL": "https://127.0.0.1:9", "SYNCTHING_API_URL": "http://127.0.0.1:9", "SYNCTHING_API_KEY": "key"]
+        let result = try HiddenLibraries.run(["libcurl.so.4"], JobProcess.executablePath, ["--store", store, "doctor"],
+                                             environment: env.merging(helper) { $1 })
+        #expect(result.status == 69, "\(result.stderr)")
+        let rows = result.output.split(separator: "\n")
+        #expect(rows.contains { $0.hasPrefix("FAIL  retrigger-stale: cannot load libcurl.so.4, which this command needs (install the Debian package libcurl4)") },
+                "\(result.output)")
+        // The report goes on past the group: the store's checks and the other groups are all there.
+        #expect(rows.contains { $0.hasPrefix("ok    store-integrity") } && rows.contains { $0.contains("send-wakeups") }, "\(result.output)")
+        #expect(result.stderr.contains("checks failed"), "\(result.stderr)")
+        #expect(!result.stderr.contains("cannot load"), "the stub did not stop the process: \(result.stderr)")
     }
 
     @Test func versionSaysCurlIsUnavailableWhenLibcurlCannotBeLoaded() throws {

@@ -19,12 +19,16 @@ package struct DoctorGroup: Sendable {
     package let options: [OptionSpec]
     /// Nil when the group applies on this machine; otherwise why it is skipped ("RELAY_URL is not set").
     package let notConfigured: @Sendable (JobContext) -> String?
+    /// The lazily loaded libraries the checks call into; one that cannot be loaded fails the group in one row.
+    package let libraries: [LazyLibrary]
     package let checks: [DoctorCheck]
 
-    package init(name: StaticString, options: [OptionSpec] = [], notConfigured: @escaping @Sendable (JobContext) -> String? = { _ in nil }, checks: [DoctorCheck]) {
+    package init(name: StaticString, options: [OptionSpec] = [], notConfigured: @escaping @Sendable (JobContext) -> String? = { _ in nil },
+                 libraries: [LazyLibrary] = [], checks: [DoctorCheck]) {
         self.name = "\(name)"
         self.options = options
         self.notConfigured = notConfigured
+        self.libraries = libraries
         self.checks = checks
     }
 }

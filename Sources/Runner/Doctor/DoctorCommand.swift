@@ -1,6 +1,7 @@
 /// `job doctor`: every module's checks as a report, one line each, and a non-zero exit when any failed.
 ///
-/// Groups run in module order; a group whose job is not configured on this machine is reported as skipped.
+/// Groups run in module order; a group whose job is not configured on this machine is reported as skipped, and
+/// one whose libraries cannot be loaded as one failed row.
 /// The exit code is the first failure's (73 store, 78 configuration, 69 unavailable).
 struct DoctorCommand: Command {
     let runsOnPostgreSQL = true
@@ -12,12 +13,26 @@ struct DoctorCommand: Command {
         "Groups: " + groups.map(\.name).joined(separator: ", ") + ". A group whose job is not configured here is skipped."
     }
 
+    /// The first of `libraries` that cannot be loaded, as its exit-69 error.
+    static func unloadable(_ libraries: [LazyLibrary]) -> JobError? {
+        for library in libraries {
+            do { try library.require() } catch { return error }
+        }
+        return nil
+    }
+
     func run(_ context: JobContext) throws {
         let session = DoctorSession(context: context)
         var rows: [(group: String, name: String, outcome: DoctorOutcome)] = []
         for group in groups {
             if let reason = group.notConfigured(context) {
                 rows.append((group.name, group.name, .skip("not configured here: \(reason)")))
+                continue
+            }
+            // A library the checks need, missing, is one failed row (the loader's line names its package), and the
+            // other groups still run: the stub would otherwise stop the whole report at the group's first call.
+            if let missing = Self.unloadable(group.libraries) {
+                rows.append((group.name, group.name, .fail(missing)))
                 continue
             }
             for check in group.checks {
