@@ -95,3 +95,13 @@ int clazy_library_is_loaded(CLazyLibrary library) {
     if ((unsigned)library >= CLazyLibraryCount) return 0;
     return __atomic_load_n(&libraries[library]->state, __ATOMIC_ACQUIRE) == LAZY_LOADED;
 }
+
+const char *clazy_library_soname(CLazyLibrary library) {
+    if ((unsigned)library >= CLazyLibraryCount) return "";
+    return libraries[library]->soname;
+}
+
+const char *clazy_library_package(CLazyLibrary library) {
+    if ((unsigned)library >= CLazyLibraryCount) return "";
+    return libraries[library]->package;
+}

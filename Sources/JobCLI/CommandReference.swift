@@ -29,6 +29,13 @@ struct CommandReference {
         return text + "\n"
     }
 
+    /// The line naming the system libraries a job or command loads before it starts, with their Debian packages.
+    private func librariesLine(_ libraries: [LazyLibrary]) -> String {
+        let files = libraries.flatMap(\.files)
+        guard !files.isEmpty else { return "" }
+        return "Loads: " + files.map { "`\($0.soname)` (Debian `\($0.package)`)" }.joined(separator: ", ") + ".\n\n"
+    }
+
     /// The whole reference.
     func markdown() -> String {
         var text = """
@@ -54,6 +61,7 @@ struct CommandReference {
             text += "### \(job.name)\n\n\(prose(job.summary)).\n\n"
             text += "Usage: `job [GLOBAL OPTIONS] \(job.name) [--dry-run]\(job.options.map { " " + $0.usage }.joined())`\n\n"
             text += "Default schedule: `OnCalendar=\(job.schedule.onCalendar)` (cron `\(job.schedule.cron)`).\n\n"
+            text += librariesLine(job.libraries)
             text += optionRows(job.options)
             if !job.environmentKeys.isEmpty {
                 text += "Environment:\n\n" + job.environmentKeys.map { "- `\($0.name)`: \(prose($0.help))\n" }.joined() + "\n"
@@ -72,6 +80,7 @@ struct CommandReference {
             var usage = command.displayName + command.options.map { " " + $0.usage }.joined()
             for positional in command.positionals { usage += positional.optional ? " [\(positional.name)]" : " \(positional.name)" }
             text += "### \(command.displayName)\n\n\(prose(command.summary)).\n\nUsage: `job [GLOBAL OPTIONS] \(usage)`\n\n"
+            text += librariesLine(command.libraries)
             text += optionRows(command.options)
             if !command.positionals.isEmpty {
                 text += "| argument | meaning |\n|---|---|\n" + command.positionals.map { "| `\(code($0.name))` | \(cell($0.help))\($0.optional ? " (optional)" : "") |\n" }.joined() + "\n"

@@ -28,6 +28,12 @@ const char *clazy_library_load(CLazyLibrary library);
 /// Whether `library` is already loaded in this process (without loading it).
 int clazy_library_is_loaded(CLazyLibrary library);
 
+/// The file `library` is loaded from ("libcurl.so.4"), without loading it.
+const char *clazy_library_soname(CLazyLibrary library);
+
+/// The Debian package that ships that file ("libcurl4").
+const char *clazy_library_package(CLazyLibrary library);
+
 /// libsecp256k1's `secp256k1_context_static`, a variable rather than a function (loads the library).
 struct secp256k1_context_struct;
 const struct secp256k1_context_struct *clazy_secp256k1_context_static(void);

@@ -25,6 +25,11 @@ package enum LazyLibrary: Sendable, CaseIterable {
         }
     }
 
+    /// The files this library is loaded from, with the Debian package of each (`libcurl.so.4`, `libcurl4`).
+    package var files: [(soname: String, package: String)] {
+        tables.map { (String(cString: clazy_library_soname($0)), String(cString: clazy_library_package($0))) }
+    }
+
     /// Loads the library now (once per process), or throws exit 69 with the loader's one-line reason.
     package func require() throws(JobError) {
         for table in tables {
