@@ -9,18 +9,18 @@ package struct CommandLineApp {
 
     package init(catalog: Catalog) { self.catalog = catalog }
 
-    /// The built-in commands: name, one-line summary, and what follows the name in a usage line.
-    static let builtins: [(name: String, summary: String, usage: String)] = [
-        ("list", "every job with a one-line description", ""),
-        ("status", "last run of each job: outcome, finished at, duration, counts", ""),
-        ("migrate", "create or upgrade the store (every command also does this itself)", ""),
-        ("help", "show help for job or for a command", "[COMMAND]"),
-        ("deployment", "write the systemd units, env example and crontab for the job table (--write DIR)", "[--write DIR]"),
-        ("version", "the version, commit and library versions (also --version)", ""),
-        ("completions", "print a shell completion script generated from the command table", "bash|zsh|fish"),
-        ("manpage", "print the man page (roff; view with man -l)", ""),
-        ("reference", "print the command reference (Markdown, docs/reference/commands.md)", ""),
+    /// The built-in commands, which run without a module: each a `BuiltinCommand` value.
+    static let builtinCommands: [any BuiltinCommand] = [
+        ListCommand(), StatusCommand(), MigrateCommand(), DeploymentCommand(), VersionCommand(), CompletionsCommand(), ManpageCommand(),
+        ReferenceCommand(),
     ]
+
+    /// Every built-in as help, the reference, the completions and the man page list them, `help` among them.
+    static let builtins: [(name: String, summary: String, usage: String)] = {
+        var rows = builtinCommands.map { (name: $0.name, summary: $0.summary, usage: $0.usage) }
+        rows.insert((name: "help", summary: "show help for job or for a command", usage: "[COMMAND]"), at: 3)
+        return rows
+    }()
 
     /// Runs `job` with `arguments` (without the program name) and returns the exit code.
     package func run(arguments: [String], environment: [String: String], output: TextOutput = StandardOutput(),
@@ -30,7 +30,7 @@ package struct CommandLineApp {
             let words = globals.rest
             let help = Help(catalog: catalog)
             if globals.version && !globals.help {
-                output.write(Builtins.versionText(globals.json))
+                output.write(VersionCommand.text(json: globals.json))
                 return .success
             }
             guard let first = words.first else {
@@ -53,62 +53,10 @@ package struct CommandLineApp {
             }
             let invocation = try globals.invocation(environment: environment, output: output, errorOutput: errorOutput)
             let tokens = Array(words.dropFirst())
-            switch first {
-            case "list":
-                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "list")
-                Builtins.list(catalog: catalog, invocation: invocation)
+            if let builtin = Self.builtinCommands.first(where: { $0.name == first }) {
+                let arguments = try Arguments(parsing: tokens, options: builtin.options, positionals: builtin.positionals, commandName: builtin.name)
+                try builtin.run(BuiltinContext(catalog: catalog, invocation: invocation, arguments: arguments))
                 return .success
-            case "status":
-                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "status")
-                try Builtins.status(catalog: catalog, invocation: invocation)
-                return .success
-            case "completions":
-                let arguments = try Arguments(parsing: tokens, options: [], positionals: [PositionalSpec("SHELL", "bash, zsh or fish")], commandName: "completions")
-                let completions = Completions(catalog: catalog)
-                switch arguments.positional(0)! {
-                case "bash": output.write(completions.bash())
-                case "zsh": output.write(completions.zsh())
-                case "fish": output.write(completions.fish())
-                default: throw JobError.usage("completions are for bash, zsh or fish")
-                }
-                return .success
-            case "manpage":
-                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "manpage")
-                output.write(Completions(catalog: catalog).manpage())
-                return .success
-            case "reference":
-                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "reference")
-                output.write(CommandReference(catalog: catalog).markdown())
-                return .success
-            case "version":
-                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "version")
-                output.write(Builtins.versionText(invocation.jsonOutput))
-                return .success
-            case "migrate":
-                _ = try Arguments(parsing: tokens, options: [], positionals: [], commandName: "migrate")
-                try Builtins.migrate(catalog: catalog, invocation: invocation)
-                return .success
-            case "deployment":
-                let arguments = try Arguments(parsing: tokens, options: [.value("--write", "DIR", "")], positionals: [], commandName: "deployment")
-                let deployment = Deployment(catalog: catalog)
-                if let directory = arguments.value("--write") {
-                    do { try deployment.write(to: directory) } catch {
-                        throw JobError.configuration("deployment-write", "cannot write the deployment files; check the folder exists and is writable")
-                    }
-                    if invocation.jsonOutput {
-                        output.write(JSON.object([("written", .array(deployment.files().map { .string($0.path) }))]).rendered() + "\n")
-                    } else {
-                        output.write("wrote \(deployment.files().count) files\n")
-                    }
-                } else if invocation.jsonOutput {
-                    let files: [JSON] = deployment.files().map { ["path": .string($0.path), "content": .string($0.content)] }
-                    output.write(JSON.object([("files", .array(files))]).rendered() + "\n")
-                } else {
-                    for file in deployment.files() { output.write("==> \(file.path) <==\n\(file.content)\n") }
-                }
-                return .success
-            default:
-                break
             }
             if let job = catalog.job(named: first) {
                 try invocation.requireSQLiteStore(for: job.name, runsOnPostgreSQL: job.runsOnPostgreSQL)

@@ -2,25 +2,14 @@ import Foundation
 import Runner
 import Store
 
-/// `job list`, `job status` and `job migrate`.
-enum Builtins {
-    static func list(catalog: Catalog, invocation: Invocation) {
-        if invocation.jsonOutput {
-            let jobs: [JSON] = catalog.jobs.map {
-                ["name": .string($0.name), "summary": .string($0.summary),
-                 "schedule": ["on_calendar": .string($0.schedule.onCalendar), "cron": .string($0.schedule.cron),
-                              "randomized_delay_seconds": .number($0.schedule.randomizedDelaySeconds)]]
-            }
-            invocation.output.write(JSON.array(jobs).rendered() + "\n")
-            return
-        }
-        let width = catalog.jobs.map(\.name.count).max() ?? 0
-        for job in catalog.jobs {
-            invocation.output.write(job.name.padded(to: width + 2) + job.summary + "\n")
-        }
-    }
+/// `job status`: the last run of each job from the ledger — outcome, finished at, duration, counts, the last
+/// completed and failed passes, and the next timer run where systemd has the timers.
+struct StatusCommand: BuiltinCommand {
+    let name = "status"
+    let summary = "last run of each job: outcome, finished at, duration, counts"
 
-    static func status(catalog: Catalog, invocation: Invocation) throws {
+    func run(_ context: BuiltinContext) throws {
+        let catalog = context.catalog, invocation = context.invocation
         let database = try invocation.openStore(catalog)
         // A PostgreSQL store holds the relay role: only the jobs that run on it are listed.
         let jobs = catalog.jobs.filter { database.engine == .sqlite || $0.runsOnPostgreSQL }
@@ -41,7 +30,7 @@ enum Builtins {
         func summary(_ run: Ledger.Run?) -> JSON {
             guard let run else { return .null }
             return ["started_at": time(run.startedAt), "finished_at": time(run.finishedAt), "duration_ms": .optional(run.durationMilliseconds),
-                    "exit_code": .optional(run.exitCode), "counts": countsJSON(run.countsJSON), "reason": .optional(run.reason)]
+                    "exit_code": .optional(run.exitCode), "counts": Self.countsJSON(run.countsJSON), "reason": .optional(run.reason)]
         }
         if invocation.jsonOutput {
             let rows: [JSON] = jobs.map { job in
@@ -52,7 +41,7 @@ enum Builtins {
                         "running_since": time(since),
                         "started_at": time(run?.startedAt), "finished_at": time(run?.finishedAt),
                         "duration_ms": .optional(run?.durationMilliseconds), "exit_code": .optional(run?.exitCode),
-                        "counts": run.map { countsJSON($0.countsJSON) } ?? .object([]), "reason": .optional(since != nil ? run?.reason : shown?.reason),
+                        "counts": run.map { Self.countsJSON($0.countsJSON) } ?? .object([]), "reason": .optional(since != nil ? run?.reason : shown?.reason),
                         "last_completed": summary(completed[job.name]), "last_failed": summary(failed[job.name]),
                         "next_run": .optional(nextRuns[job.name])]
             }
@@ -77,7 +66,7 @@ enum Builtins {
             let finished = run.finishedAt.map { Date(unixMilliseconds: $0).rfc3339 } ?? "-"
             let duration = run.durationMilliseconds.map { "\($0) ms" } ?? "-"
             let counts: String
-            if case .object(let pairs) = countsJSON(run.countsJSON), !pairs.isEmpty {
+            if case .object(let pairs) = Self.countsJSON(run.countsJSON), !pairs.isEmpty {
                 counts = pairs.map { "\($0.0)=\($0.1.rendered())" }.joined(separator: " ")
             } else { counts = "-" }
             table.append([job.name, outcome, finished, duration, lastCompleted, lastFailed] + next + [counts])
@@ -85,58 +74,6 @@ enum Builtins {
         invocation.output.write(TextTable.render(table))
     }
 
-    /// `job version` / `job --version`: one line, or one JSON object with `--json`.
-    static func versionText(_ json: Bool) -> String {
-        let commit = BuildInfo.commit(executablePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-        if json {
-            return JSON.object([
-                ("version", .string(BuildInfo.version)), ("commit", .optional(commit)), ("swift", .string(BuildInfo.swift)),
-                ("libraries", .object(BuildInfo.libraries.map { ($0.name, JSON.string($0.version)) })),
-            ]).rendered() + "\n"
-        }
-        let libraries = BuildInfo.libraries.map { "\($0.name) \($0.version)" }.joined(separator: ", ")
-        return "job \(BuildInfo.version)\(commit.map { " (\($0.prefix(12)))" } ?? "") — Swift \(BuildInfo.swift), \(libraries)\n"
-    }
-
-    static func migrate(catalog: Catalog, invocation: Invocation) throws {
-        let engine = invocation.storeEngine
-        if engine == .sqlite {
-            try PrivateFiles.createFolders(for: invocation.storePath)
-            PrivateFiles.createStoreFile(invocation.storePath)
-        } else {
-            try LazyLibrary.postgresql.require()
-        }
-        let migrator = catalog.migrator(for: engine)
-        let database: Database
-        let applied: [String]
-        do {
-            database = try Database(path: invocation.storePath)
-            applied = try migrator.migrate(database, now: Date().unixMilliseconds)
-        } catch {
-            throw StoreFailure.jobError(for: error)
-        }
-        let total = migrator.migrations.count
-        if invocation.jsonOutput {
-            // A PostgreSQL connection string may carry a password: it is never echoed.
-            let store: JSON = engine == .postgresql ? .string("postgresql") : .string(database.path)
-            invocation.output.write(JSON.object([("applied", .array(applied.map(JSON.string))), ("known", .number(total)), ("store", store)]).rendered() + "\n")
-        } else {
-            invocation.output.write(applied.isEmpty ? "store is up to date (\(total) migrations)\n" : "applied \(applied.count) migration(s): \(applied.joined(separator: ", "))\n")
-        }
-    }
-
     /// The ledger's counts column as JSON, in the order the pass reported them.
     static func countsJSON(_ text: String) -> JSON { (Counts(ledgerText: text) ?? Counts()).json }
-}
-
-/// Left-aligned columns separated by two spaces.
-enum TextTable {
-    static func render(_ rows: [[String]]) -> String {
-        guard let columns = rows.map(\.count).max() else { return "" }
-        var widths = [Int](repeating: 0, count: columns)
-        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
-        return rows.map { row in
-            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padded(to: widths[i] + 2) }.joined()
-        }.joined(separator: "\n") + "\n"
-    }
 }
