@@ -27,60 +27,80 @@ package struct CommandLineApp {
                     errorOutput: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) -> ExitCode {
         do {
             let globals = try GlobalOptions(parsing: arguments)
-            let words = globals.rest
-            let help = Help(catalog: catalog)
-            if globals.version && !globals.help {
-                output.write(VersionCommand.text(json: globals.json))
-                return .success
-            }
-            guard let first = words.first else {
-                if globals.help { output.write(help.general()); return .success }
-                throw JobError.usage("no command given")
-            }
-            if first == "help" {
-                if globals.json && words.count == 1 {
-                    output.write(help.catalogJSON().rendered() + "\n")
-                } else if globals.json {
-                    output.write(try help.commandJSON(for: Array(words.dropFirst())).rendered() + "\n")
-                } else {
-                    output.write(try help.text(for: Array(words.dropFirst())))
-                }
-                return .success
-            }
-            if globals.help {
-                output.write(try help.text(for: words.filter { !$0.hasPrefix("-") }))
-                return .success
-            }
+            if try writeHelpOrVersion(globals, output: output) { return .success }
             let invocation = try globals.invocation(environment: environment, output: output, errorOutput: errorOutput)
-            let tokens = Array(words.dropFirst())
-            if let builtin = Self.builtinCommands.first(where: { $0.name == first }) {
-                let arguments = try Arguments(parsing: tokens, options: builtin.options, positionals: builtin.positionals, commandName: builtin.name)
-                try builtin.run(BuiltinContext(catalog: catalog, invocation: invocation, arguments: arguments))
-                return .success
-            }
-            if let job = catalog.job(named: first) {
-                try invocation.requireSQLiteStore(for: job.name, runsOnPostgreSQL: job.runsOnPostgreSQL)
-                return PassRunner(catalog: catalog, invocation: invocation).run(job, tokens: tokens)
-            }
-            let (command, consumed) = try resolveCommand(words)
-            let arguments = try Arguments(parsing: Array(words.dropFirst(consumed)), options: command.options,
-                                          positionals: command.positionals, commandName: command.displayName)
-            try invocation.requireSQLiteStore(for: command.displayName, runsOnPostgreSQL: command.runsOnPostgreSQL)
-            for library in command.libraries { try library.require() }
-            // `doctor` reports a store it cannot write instead of failing to open it.
-            let database = try command.path == ["doctor"] ? invocation.openStoreForReport(catalog) : invocation.openStore(catalog)
-            let context = invocation.context(name: command.displayName, database: database, arguments: arguments, dryRun: false, catalog: catalog)
-            try command.run(context)
-            return .success
+            return try dispatch(globals.rest, invocation: invocation)
         } catch {
-            let failure = StoreFailure.jobError(for: error)
-            let hint = failure.exitCode == .usage
-                ? "Usage: job [--store STORE] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands." : nil
-            errorOutput(Logger.failureLine(command: nil, failure, format: CommandLineApp.logFormat(arguments, environment),
-                                           priorityPrefix: Logger.stderrIsJournal(environment: environment), usageHint: hint))
-            if CommandLineApp.wantsJSON(arguments) && !failure.printedAsJSON { output.write(CommandLineApp.failureJSON(failure).rendered() + "\n") }
-            return failure.exitCode
+            return report(error, arguments: arguments, environment: environment, output: output, errorOutput: errorOutput)
         }
+    }
+
+    /// `--version`, `job help …` and `--help`, which need no store and run whatever the other options say;
+    /// false when the words name something else. No words at all is a usage error.
+    private func writeHelpOrVersion(_ globals: GlobalOptions, output: TextOutput) throws -> Bool {
+        let words = globals.rest
+        let help = Help(catalog: catalog)
+        if globals.version && !globals.help {
+            output.write(VersionCommand.text(json: globals.json))
+            return true
+        }
+        guard let first = words.first else {
+            if globals.help { output.write(help.general()); return true }
+            throw JobError.usage("no command given")
+        }
+        if first == "help" {
+            if globals.json && words.count == 1 {
+                output.write(help.catalogJSON().rendered() + "\n")
+            } else if globals.json {
+                output.write(try help.commandJSON(for: Array(words.dropFirst())).rendered() + "\n")
+            } else {
+                output.write(try help.text(for: Array(words.dropFirst())))
+            }
+            return true
+        }
+        if globals.help {
+            output.write(try help.text(for: words.filter { !$0.hasPrefix("-") }))
+            return true
+        }
+        return false
+    }
+
+    /// Runs what `words` name: a built-in, a job's pass, or a module command.
+    private func dispatch(_ words: [String], invocation: Invocation) throws -> ExitCode {
+        let first = words[0]
+        let tokens = Array(words.dropFirst())
+        if let builtin = Self.builtinCommands.first(where: { $0.name == first }) {
+            let arguments = try Arguments(parsing: tokens, options: builtin.options, positionals: builtin.positionals, commandName: builtin.name)
+            try builtin.run(BuiltinContext(catalog: catalog, invocation: invocation, arguments: arguments))
+            return .success
+        }
+        if let job = catalog.job(named: first) {
+            try invocation.requireSQLiteStore(for: job.name, runsOnPostgreSQL: job.runsOnPostgreSQL)
+            return PassRunner(catalog: catalog, invocation: invocation).run(job, tokens: tokens)
+        }
+        let (command, consumed) = try resolveCommand(words)
+        let arguments = try Arguments(parsing: Array(words.dropFirst(consumed)), options: command.options,
+                                      positionals: command.positionals, commandName: command.displayName)
+        try invocation.requireSQLiteStore(for: command.displayName, runsOnPostgreSQL: command.runsOnPostgreSQL)
+        for library in command.libraries { try library.require() }
+        // `doctor` reports a store it cannot write instead of failing to open it.
+        let database = try command.path == ["doctor"] ? invocation.openStoreForReport(catalog) : invocation.openStore(catalog)
+        let context = invocation.context(name: command.displayName, database: database, arguments: arguments, dryRun: false, catalog: catalog)
+        try command.run(context)
+        return .success
+    }
+
+    /// A failure as its one line on stderr (with the usage hint after a usage error) and, with `--json`, one JSON
+    /// value on stdout unless the command already printed it; returns its exit code.
+    private func report(_ error: any Error, arguments: [String], environment: [String: String], output: TextOutput,
+                        errorOutput: @Sendable (String) -> Void) -> ExitCode {
+        let failure = StoreFailure.jobError(for: error)
+        let hint = failure.exitCode == .usage
+            ? "Usage: job [--store STORE] [--now TIME] [--json] [--log-format text|json] [--metrics-dir DIR] COMMAND [OPTIONS]\nRun 'job help' for the commands." : nil
+        errorOutput(Logger.failureLine(command: nil, failure, format: CommandLineApp.logFormat(arguments, environment),
+                                       priorityPrefix: Logger.stderrIsJournal(environment: environment), usageHint: hint))
+        if CommandLineApp.wantsJSON(arguments) && !failure.printedAsJSON { output.write(CommandLineApp.failureJSON(failure).rendered() + "\n") }
+        return failure.exitCode
     }
 
     /// The log format asked for, read leniently for the failure line (a bad value falls back to text).
