@@ -372,12 +372,18 @@ package final class Database {
     /// on another database connection." The busy timeout makes it wait instead. Taking the write lock up front
     /// avoids the deadlock-prone upgrade of a read transaction, which in WAL mode fails with SQLITE_BUSY_SNAPSHOT
     /// without consulting the busy handler.
-    @discardableResult
     ///
     /// On PostgreSQL: `BEGIN` at READ COMMITTED. Writers there do not exclude each other as on SQLite; code that
     /// reads and then writes must lock what it read (`FOR UPDATE`, an advisory lock — see `lockForWrite`).
+    @discardableResult
     package func write<T>(_ body: (Database) throws -> T) throws -> T {
         try transaction(engine == .postgresql ? "BEGIN" : "BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` in a new write transaction, or directly when one is already open on this connection.
+    @discardableResult
+    package func writeIfNeeded<T>(_ body: (Database) throws -> T) throws -> T {
+        isInTransaction ? try body(self) : try write(body)
     }
 
     /// Serialises the writers that take the same `key` until this write transaction ends.

@@ -65,11 +65,3 @@ package struct Settings {
         try database.writeIfNeeded { db in _ = try db.execute("DELETE FROM settings WHERE key = ?", [key]) }
     }
 }
-
-extension Database {
-    /// Runs `body` in a new write transaction, or directly when one is already open on this connection.
-    @discardableResult
-    package func writeIfNeeded<T>(_ body: (Database) throws -> T) throws -> T {
-        isInTransaction ? try body(self) : try write(body)
-    }
-}
