@@ -78,48 +78,96 @@ struct SendWakeupsJob: Job {
             return .completed(counts)
         }
 
-        // 2. Claim the work in batches — due Device IDs with the live tokens not yet answered for their latest
-        //    trigger, then tokens to retry — each token stamped as it is claimed, committed before the first push
-        //    leaves, so a pass killed from here on cannot make a rerun (or a pass on another host) push these tokens
-        //    again within the debounce window (`WakeupClaim`). Stopped while claiming, the stamps are released again:
-        //    nothing was sent.
+        // 2. Claim the work, each token stamped before any push leaves.
+        let work = try claim(context, keyring: registry.keyring, now: now, clock: clock, trailingPush: trailingPush)
+        counts["devices"] = work.dueDevices.count
+        counts["pushes"] = work.targets.count + work.unreadable
+        if work.unreadable > 0 { counts["unreadable"] = work.unreadable }
+        if work.targets.isEmpty && work.dueDevices.isEmpty && work.unreadable == 0 { return .completed(counts) }
+        let recorder = AnswerRecorder(database: db, targets: work.targets, now: now, clock: clock)
+
+        // 3. Send, every answer recorded as it arrives.
+        let results = try sendAll(work.targets, context: context, config: config, keyring: registry.keyring, now: now, clock: clock,
+                                  recorder: recorder, counts: &counts)
+        try recorder.flush()
+        let tally = Tally(results)
+        tally.count(into: &counts)
+        // Whatever happens next, the ledger reports what was sent and recorded.
+        context.committed = counts
+
+        if let failure = recorder.failure { throw failure }
+        if tally.notSent > 0 {
+            // Stopped part-way: the answers received are recorded; the triggers stay for the rerun, which pushes
+            // only the tokens still without an answer (after the debounce window).
+            throw JobError.cancelled
+        }
+
+        // 4. Consume the triggers the pushes served.
+        try consumeTriggers(work, results: results, context: context, now: now, trailingPush: trailingPush)
+
+        if (tally.actions[.configuration] ?? 0) > 0 {
+            throw JobError.configuration("apns-refused", "APNs refused the provider key, topic or endpoint; check the APNS_* settings (those pushes are retried next pass)")
+        }
+        if !work.targets.isEmpty && tally.transport == work.targets.count {
+            throw JobError.transient("apns-unreachable", "APNs could not be reached; the pushes are retried next pass")
+        }
+        if work.unreadable > 0 && work.targets.isEmpty {
+            throw JobError.configuration("store-key", "no registered token could be opened with this store key")
+        }
+        return .completed(counts)
+    }
+
+    /// What one pass claimed: the due Device IDs, the trigger time each claim saw, the tokens to push, and how many
+    /// tokens could not be opened with the store key.
+    struct Work {
         var dueDevices: [Int64] = []
         var seenTriggers: [Int64: Int64] = [:]
         var targets: [Target] = []
         var unreadable = 0
+    }
+
+    /// Claims the work in batches — due Device IDs with the live tokens not yet answered for their latest trigger,
+    /// then tokens to retry — each token stamped as it is claimed, committed before the first push leaves, so a pass
+    /// killed from here on cannot make a rerun (or a pass on another host) push these tokens again within the
+    /// debounce window (`WakeupClaim`). Stopped while claiming, the stamps are released again: nothing was sent.
+    private func claim(_ context: JobContext, keyring: StoreKeyring, now: Int64, clock: @escaping () -> Int64, trailingPush: Bool) throws -> Work {
+        let db = context.database
+        var work = Work()
         func claimed(_ claim: WakeupClaim) throws {
             if (try? context.checkCancellation()) == nil {
-                try AnswerRecorder(database: db, targets: targets + claim.targets, now: now, clock: clock).releaseStamps((targets + claim.targets).indices)
+                try AnswerRecorder(database: db, targets: work.targets + claim.targets, now: now, clock: clock)
+                    .releaseStamps((work.targets + claim.targets).indices)
                 throw JobError.cancelled
             }
-            dueDevices += claim.devices
-            seenTriggers.merge(claim.seenTriggers) { $1 }
-            targets += claim.targets
-            unreadable += claim.unreadable
+            work.dueDevices += claim.devices
+            work.seenTriggers.merge(claim.seenTriggers) { $1 }
+            work.targets += claim.targets
+            work.unreadable += claim.unreadable
         }
         var afterDevice: Int64 = 0
-        while dueDevices.count < Self.maxDevicesPerPass {
-            let claim = try WakeupClaim.devices(db, keyring: registry.keyring, claimedAt: clock(), after: afterDevice,
-                                                limit: min(Self.batchSize, Self.maxDevicesPerPass - dueDevices.count), trailingPush: trailingPush)
+        while work.dueDevices.count < Self.maxDevicesPerPass {
+            let claim = try WakeupClaim.devices(db, keyring: keyring, claimedAt: clock(), after: afterDevice,
+                                                limit: min(Self.batchSize, Self.maxDevicesPerPass - work.dueDevices.count), trailingPush: trailingPush)
             try claimed(claim)
             guard let last = claim.lastScanned else { break }
             afterDevice = last
         }
         var afterToken: Int64 = 0
         while true {
-            let (claim, last) = try WakeupClaim.retries(db, keyring: registry.keyring, claimedAt: clock(), after: afterToken, limit: Self.batchSize)
+            let (claim, last) = try WakeupClaim.retries(db, keyring: keyring, claimedAt: clock(), after: afterToken, limit: Self.batchSize)
             try claimed(claim)
             guard let last else { break }
             afterToken = last
         }
-        counts["devices"] = dueDevices.count
-        counts["pushes"] = targets.count + unreadable
-        if unreadable > 0 { counts["unreadable"] = unreadable }
-        if targets.isEmpty && dueDevices.isEmpty && unreadable == 0 { return .completed(counts) }
-        let recorder = AnswerRecorder(database: db, targets: targets, now: now, clock: clock)
+        return work
+    }
 
-        // 3. Send: one HTTP/2 connection per environment, every push a stream on it, every answer recorded as it arrives.
-        //    (Due Device IDs whose tokens are all dead or already answered need no push and no provider token.)
+    /// Sends every target: one HTTP/2 connection per environment, every push a stream on it, every answer recorded
+    /// as it arrives; pushes refused with `ExpiredProviderToken` are sent once more with a re-minted provider token.
+    /// (Due Device IDs whose tokens are all dead or already answered need no push and no provider token.)
+    private func sendAll(_ targets: [Target], context: JobContext, config: APNsConfiguration, keyring: StoreKeyring, now: Int64,
+                         clock: @escaping () -> Int64, recorder: AnswerRecorder, counts: inout Counts) throws -> [Outcome] {
+        let db = context.database
         let isCancelled = { (try? context.checkCancellation()) == nil || recorder.failure != nil }
         var results: [Outcome] = []
         var provider: (jwt: String, mintedAt: Int64, minted: Bool) = ("", 0, false)
@@ -129,7 +177,7 @@ struct SendWakeupsJob: Job {
         var answers = 0
         let answered = { answers += 1; context.progress(done: answers, total: max(targets.count, answers)) }
         if !targets.isEmpty {
-            provider = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now)
+            provider = try ProviderToken.current(db, config: config, keyring: keyring, now: now)
             results = try send(targets.indices.map { $0 }, targets: targets, jwt: provider.jwt, config: config, client: client, now: now,
                                clock: clock, logger: context.logger, isCancelled: isCancelled, recorder: recorder, answered: answered)
         }
@@ -137,7 +185,7 @@ struct SendWakeupsJob: Job {
 
         let expired = results.indices.filter { results[$0].sent && results[$0].push.action == .remintProviderToken }
         if !expired.isEmpty && !isCancelled() {
-            let renewed = try ProviderToken.current(db, config: config, keyring: registry.keyring, now: now, rejectedAsExpired: true)
+            let renewed = try ProviderToken.current(db, config: config, keyring: keyring, now: now, rejectedAsExpired: true)
             if renewed.minted {
                 provider = renewed
                 counts["provider_token_reminted"] = 1
@@ -149,71 +197,63 @@ struct SendWakeupsJob: Job {
                 context.logger.warn("apns.provider_token_remint_deferred", ["pushes": .int(expired.count)])
             }
         }
-        try recorder.flush()
+        return results
+    }
 
-        var tally: [APNsResponseAction: Int] = [:]
+    /// The pushes' fates, summed: APNs' answers by action, transport failures, pushes never sent, claims lost.
+    struct Tally {
+        var actions: [APNsResponseAction: Int] = [:]
         var transport = 0, notSent = 0, lost = 0
-        for result in results {
-            if result.claimLost { lost += 1; continue }
-            guard result.sent else { notSent += 1; continue }
-            tally[result.push.action, default: 0] += 1
-            if result.push.status == nil { transport += 1 }
-        }
-        counts["delivered"] = tally[.delivered] ?? 0
-        counts["invalid"] = tally[.invalidToken] ?? 0
-        counts["retry"] = (tally[.retryNextPass] ?? 0) + (tally[.remintProviderToken] ?? 0)
-        counts["rejected"] = tally[.rejected] ?? 0
-        counts["configuration"] = tally[.configuration] ?? 0
-        counts["transport_failures"] = transport
-        if notSent > 0 { counts["not_sent"] = notSent }
-        if lost > 0 { counts["claims_lost"] = lost }
-        // Whatever happens next, the ledger reports what was sent and recorded.
-        context.committed = counts
 
-        if let failure = recorder.failure { throw failure }
-        if notSent > 0 {
-            // Stopped part-way: the answers received are recorded; the triggers stay for the rerun, which pushes
-            // only the tokens still without an answer (after the debounce window).
-            throw JobError.cancelled
+        init(_ results: [Outcome]) {
+            for result in results {
+                if result.claimLost { lost += 1; continue }
+                guard result.sent else { notSent += 1; continue }
+                actions[result.push.action, default: 0] += 1
+                if result.push.status == nil { transport += 1 }
+            }
         }
 
-        // 4. Consume the devices' triggers, in bounded transactions: the trigger the claim saw (one recorded since
-        //    stays pending: its clock may read earlier than ours, and this pass may not have pushed its Device ID)…
-        //    …and, unless the trailing push is on, one recorded since for a Device ID whose every live token this
-        //    pass pushed: those pushes left after the claim, so they serve it or it falls in their window
-        //    (`WakeupDebounce`, docs/roles/relay.md "A trigger during a pass").
+        /// The pass's counts of them.
+        func count(into counts: inout Counts) {
+            counts["delivered"] = actions[.delivered] ?? 0
+            counts["invalid"] = actions[.invalidToken] ?? 0
+            counts["retry"] = (actions[.retryNextPass] ?? 0) + (actions[.remintProviderToken] ?? 0)
+            counts["rejected"] = actions[.rejected] ?? 0
+            counts["configuration"] = actions[.configuration] ?? 0
+            counts["transport_failures"] = transport
+            if notSent > 0 { counts["not_sent"] = notSent }
+            if lost > 0 { counts["claims_lost"] = lost }
+        }
+    }
+
+    /// Consumes the devices' triggers, in bounded transactions: the trigger the claim saw (one recorded since stays
+    /// pending: its clock may read earlier than ours, and this pass may not have pushed its Device ID)… and, unless
+    /// the trailing push is on, one recorded since for a Device ID whose every live token this pass pushed: those
+    /// pushes left after the claim, so they serve it or it falls in their window (`WakeupDebounce`,
+    /// docs/roles/relay.md "A trigger during a pass").
+    private func consumeTriggers(_ work: Work, results: [Outcome], context: JobContext, now: Int64, trailingPush: Bool) throws {
         var pushed: [Int64: [Int64]] = [:]
         var unserved = Set<Int64>()
         for (index, result) in results.enumerated() {
             // A push counts once APNs answered it: one without an answer (a transport failure) may never have left, and
             // a push time is only ever the clock of a pass that pushed (`RelayRows.consumeTriggers`).
             if result.sent && result.push.status != nil {
-                pushed[targets[index].device, default: []].append(targets[index].tokenRow)
+                pushed[work.targets[index].device, default: []].append(work.targets[index].tokenRow)
             } else {
-                unserved.insert(targets[index].device)
+                unserved.insert(work.targets[index].device)
             }
         }
-        for start in stride(from: 0, to: dueDevices.count, by: Self.batchSize) {
+        for start in stride(from: 0, to: work.dueDevices.count, by: Self.batchSize) {
             try context.checkCancellation()
-            let batch = dueDevices[start..<min(start + Self.batchSize, dueDevices.count)]
-            let seen = batch.compactMap { device in seenTriggers[device].map { (id: device, seenTrigger: $0, pushed: pushed[device] != nil) } }
+            let batch = work.dueDevices[start..<min(start + Self.batchSize, work.dueDevices.count)]
+            let seen = batch.compactMap { device in work.seenTriggers[device].map { (id: device, seenTrigger: $0, pushed: pushed[device] != nil) } }
             let served = trailingPush ? [] : batch.filter { pushed[$0] != nil && !unserved.contains($0) }
-            try db.write { db in
+            try context.database.write { db in
                 try RelayRows.consumeTriggers(db, devices: seen, at: now)
                 try RelayRows.consumeTriggersServed(db, devices: served, pushedTokens: served.flatMap { pushed[$0] ?? [] }, at: now)
             }
         }
-
-        if (tally[.configuration] ?? 0) > 0 {
-            throw JobError.configuration("apns-refused", "APNs refused the provider key, topic or endpoint; check the APNS_* settings (those pushes are retried next pass)")
-        }
-        if !targets.isEmpty && transport == targets.count {
-            throw JobError.transient("apns-unreachable", "APNs could not be reached; the pushes are retried next pass")
-        }
-        if unreadable > 0 && targets.isEmpty {
-            throw JobError.configuration("store-key", "no registered token could be opened with this store key")
-        }
-        return .completed(counts)
     }
 
     /// What a pass would claim now: due Device IDs (up to the per-pass bound) and the pushes for them and for
