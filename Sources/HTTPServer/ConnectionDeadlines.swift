@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +17,7 @@ import Glibc
 /// libmicrohttpd reports a connection's close (`MHD_CONNECTION_NOTIFY_CLOSED`) before it closes the socket, and
 /// the entry is removed under the same lock the sweeper holds, so the sweeper never touches a descriptor that was
 /// closed (or reused by another connection).
-final class ConnectionDeadlines: @unchecked Sendable {
+final class ConnectionDeadlines: Sendable {
     /// One connection: its socket, when its current request's clock started, and where that request is.
     struct Entry {
         let descriptor: Int32
@@ -28,11 +29,12 @@ final class ConnectionDeadlines: @unchecked Sendable {
 
     let headerTimeout: UInt64
     let requestTimeout: UInt64
-    // Every stored property below is read and written only under `lock`.
-    private let lock = NSLock()
-    private var entries: [UInt: Entry] = [:]
-    private var stopping = false
-    private var sweeper: Thread?
+    /// The open connections by their libmicrohttpd handle, and whether the sweeper should end.
+    private struct State {
+        var entries: [UInt: Entry] = [:]
+        var stopping = false
+    }
+    private let state = Mutex(State())
 
     /// Deadlines in seconds from the start of a connection's wait for a request.
     init(headerTimeoutSeconds: Int, requestTimeoutSeconds: Int) {
@@ -51,50 +53,50 @@ final class ConnectionDeadlines: @unchecked Sendable {
 
     /// A connection was accepted: its first request's clock starts.
     func started(_ connection: OpaquePointer, descriptor: Int32, now: UInt64) {
-        lock.withLock { entries[Self.key(connection)] = Entry(descriptor: descriptor, started: now) }
+        state.withLock { $0.entries[Self.key(connection)] = Entry(descriptor: descriptor, started: now) }
     }
 
     /// A connection is being closed (its socket is still open): forgotten.
     func closed(_ connection: OpaquePointer) {
-        _ = lock.withLock { entries.removeValue(forKey: Self.key(connection)) }
+        _ = state.withLock { $0.entries.removeValue(forKey: Self.key(connection)) }
     }
 
     /// A request's headers are complete; returns when its whole request must be complete.
     func headersArrived(_ connection: OpaquePointer, now: UInt64) -> UInt64 {
-        lock.withLock {
-            guard var entry = entries[Self.key(connection)] else { return now + requestTimeout }
+        state.withLock { state in
+            guard var entry = state.entries[Self.key(connection)] else { return now + requestTimeout }
             entry.headersIn = true
-            entries[Self.key(connection)] = entry
+            state.entries[Self.key(connection)] = entry
             return entry.started + requestTimeout
         }
     }
 
     /// The request is complete (or refused): it is being answered, with no deadline here.
     func answering(_ connection: OpaquePointer) {
-        lock.withLock { entries[Self.key(connection)]?.answering = true }
+        state.withLock { $0.entries[Self.key(connection)]?.answering = true }
     }
 
     /// The response was sent: the connection's clock restarts for its next request (keep-alive).
     func requestEnded(_ connection: OpaquePointer, now: UInt64) {
-        lock.withLock {
-            guard var entry = entries[Self.key(connection)] else { return }
+        state.withLock { state in
+            guard var entry = state.entries[Self.key(connection)] else { return }
             entry.started = now
             entry.headersIn = false
             entry.answering = false
-            entries[Self.key(connection)] = entry
+            state.entries[Self.key(connection)] = entry
         }
     }
 
     /// Cuts every connection past its deadline at `now`; returns how many were cut.
     @discardableResult
     func sweep(now: UInt64) -> Int {
-        lock.withLock {
+        state.withLock { state in
             var cut = 0
-            for (key, entry) in entries where !entry.answering && !entry.cut {
+            for (key, entry) in state.entries where !entry.answering && !entry.cut {
                 let deadline = entry.started + (entry.headersIn ? requestTimeout : min(headerTimeout, requestTimeout))
                 guard now >= deadline else { continue }
                 shutdown(entry.descriptor, Int32(SHUT_RDWR))
-                entries[key]?.cut = true
+                state.entries[key]?.cut = true
                 cut += 1
             }
             return cut
@@ -104,18 +106,17 @@ final class ConnectionDeadlines: @unchecked Sendable {
     /// Starts the sweeper (every 200 ms).
     func start() {
         let thread = Thread { [self] in
-            while !lock.withLock({ stopping }) {
+            while !state.withLock({ $0.stopping }) {
                 sweep(now: Self.now())
                 usleep(200_000)
             }
         }
         thread.name = "http-deadlines"
-        lock.withLock { sweeper = thread }
         thread.start()
     }
 
     /// Stops the sweeper (it ends within 200 ms).
     func stop() {
-        lock.withLock { stopping = true }
+        state.withLock { $0.stopping = true }
     }
 }

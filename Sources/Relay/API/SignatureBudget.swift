@@ -1,5 +1,6 @@
 import Foundation
 import Runner
+import Synchronization
 
 /// How many signature checks one client address may make this process do (docs/roles/relay.md, "Limits per client
 /// address"): a token bucket per address holding `perMinute` checks, refilled evenly over a minute.
@@ -9,7 +10,7 @@ import Runner
 /// is per process, that it protects), so it writes nothing to the store. IPv6 clients are counted by their /64,
 /// which one host usually holds whole. The client address is the connection's peer, or the `X-Real-IP` that a
 /// peer listed in `RELAY_TRUSTED_PROXIES` (default `127.0.0.1,::1`: nginx on the same host; `none`: no peer) sets.
-final class SignatureBudget: @unchecked Sendable {
+final class SignatureBudget: Sendable {
     static let perMinuteKey = (name: "RELAY_SIGNATURE_CHECKS_PER_MINUTE",
                                help: "signature checks (StoreKit chains, v2 signatures) one client address may cause per minute, 1–100000 (default 120); beyond it 429")
     static let trustedProxiesKey = (name: "RELAY_TRUSTED_PROXIES",
@@ -19,9 +20,9 @@ final class SignatureBudget: @unchecked Sendable {
 
     let perMinute: Int
     let trustedProxies: Set<String>
-    private let lock = NSLock()
-    // Read and written only under `lock`: per address, checks left and when they were last counted (Unix ms).
-    private var buckets: [String: (left: Double, at: Int64)] = [:]
+    /// Per address, checks left and when they were last counted (Unix ms).
+    private let buckets = Mutex<[String: Bucket]>([:])
+    private struct Bucket { var left: Double; var at: Int64 }
 
     /// The budget from the environment; a bad value is a configuration error (78).
     init(_ env: (String) -> String?) throws {
@@ -57,8 +58,8 @@ final class SignatureBudget: @unchecked Sendable {
     /// Takes one check for `client` at `now` (Unix ms): nil when allowed, else the seconds until one is free.
     func take(_ client: String, now: Int64) -> Int? {
         let rate = Double(perMinute) / 60_000  // checks per millisecond
-        return lock.withLock {
-            var bucket = buckets[client] ?? (left: Double(perMinute), at: now)
+        return buckets.withLock { buckets in
+            var bucket = buckets[client] ?? Bucket(left: Double(perMinute), at: now)
             bucket.left = min(Double(perMinute), bucket.left + Double(max(0, now - bucket.at)) * rate)
             bucket.at = now
             guard bucket.left >= 1 else {
