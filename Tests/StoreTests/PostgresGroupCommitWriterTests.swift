@@ -175,6 +175,40 @@ import TestSupport
         #expect(writer.statistics.failedBatches == 1 && writer.statistics.requests == 6, "\(writer.statistics)")
     }
 
+    @Test func aBatchWhoseCommitIsDurableButItsAnswerIsLostIsAnsweredAsCommittedAndNoRequestRunsTwice() throws {
+        let (check, url) = try prepared()
+        let cluster = try PostgresCluster.shared()
+        // The writer reaches the server through a proxy that passes the second COMMIT (the batch after the holder's)
+        // on, lets the server commit it, and closes the connection without its answer.
+        let proxy = try CommitCuttingProxy(socketDirectory: cluster.socketDirectory, port: cluster.port, cutAt: 2)
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        func encoded(_ path: String) -> String { path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path }
+        let proxied = url.replacingOccurrences(of: encoded(cluster.socketDirectory), with: encoded(proxy.directory))
+        #expect(proxied != url, "the writer's connections go through the proxy")
+        let writer = GroupCommitWriter(path: proxied)
+        let release = DispatchSemaphore(value: 0)
+        holdWriter(writer, until: release)
+        let results = Locked<[Int: Result<Void, any Error>]>([:])
+        let answered = DispatchGroup()
+        for n in 0..<5 {
+            answered.enter()
+            writer.submit({ db in try db.write { try $0.execute("INSERT INTO t (name) VALUES (?)", ["r\(n)"]) } }) { result in
+                results.mutate { $0[n] = result }
+                answered.leave()
+            }
+        }
+        release.signal()
+        answered.wait()
+        writer.stop()
+        #expect(proxy.cuts == 1, "the COMMIT's answer was lost (\(proxy.commitsSeen) COMMITs seen)")
+        // Each request succeeds: run again, the names it wrote would be unique violations.
+        for n in 0..<5 { #expect((try? results.value[n]?.get()) != nil, "request \(n): \(String(describing: results.value[n]))") }
+        let stored = try check.query("SELECT name FROM t ORDER BY name").map { try $0.get(0, as: String.self) }
+        #expect(stored == ["holder", "r0", "r1", "r2", "r3", "r4"], "each request stored once")
+        #expect(writer.statistics == GroupCommitWriter.Statistics(requests: 6, commits: 2, failedBatches: 0), "\(writer.statistics)")
+    }
+
     @Test func aRequestWhoseSecondWriteFindsItsLockHeldWaitsForItAndItsFirstWriteIsStoredOnce() throws {
         let (check, url) = try prepared()
         let other = try Database(path: url)
