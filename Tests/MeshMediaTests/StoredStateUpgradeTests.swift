@@ -57,3 +57,25 @@ import TestSupport
         #expect(roundTrip.established?.handshakeHash == transport.handshakeHash && roundTrip.startedAt == 99)
     }
 }
+
+/// `meshmedia-002` rebuilds `mesh_sends` (SQLite's twelve steps), now with foreign keys off (`Migrator`).
+@Suite(.timeLimit(.minutes(15))) struct MeshRebuildTests {
+    @Test func theSendStatesRebuildKeepsTheOutboxAndGivesTheSchemaOfANewStore() throws {
+        let directory = TemporaryDirectory("mesh-rebuild")
+        let upgraded = try Database(path: directory.file("old.sqlite"))
+        try Migrator([MeshSchema.migrations[0]]).migrate(upgraded, now: 1)
+        try upgraded.execute("""
+            INSERT INTO mesh_sends (id, peer_index, status, content_bytes, created_at, updated_at) VALUES (1, x'01', 'sent', 10, 1, 1), (2, x'02', 'queued', 5, 1, 1);
+            INSERT INTO mesh_outbox (id, frame, created_at) VALUES (1, x'aa', 1), (2, x'bb', 1);
+            INSERT INTO mesh_carried (frame_id, neighbour, carried_at) VALUES (1, x'cc', 2), (2, x'cc', 2);
+            """)
+        try Migrator(MeshSchema.migrations).migrate(upgraded, now: 2)
+        let fresh = try Database(path: directory.file("new.sqlite"))
+        try Migrator(MeshSchema.migrations).migrate(fresh, now: 2)
+        let snapshot = try StoreSnapshot(upgraded)
+        #expect(snapshot.schema == (try StoreSnapshot(fresh)).schema)
+        #expect(snapshot.rows["mesh_sends"]?.count == 2 && snapshot.rows["mesh_carried"]?.count == 2)
+        #expect(try upgraded.query("PRAGMA foreign_key_check").isEmpty)
+        #expect(try upgraded.scalar("PRAGMA foreign_keys") as Int? == 1)
+    }
+}

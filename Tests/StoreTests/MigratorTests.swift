@@ -119,3 +119,85 @@ import CSQLite
 
 /// A C handle handed to one other thread, which alone uses it until it is done.
 struct UncheckedHandle: @unchecked Sendable { let pointer: OpaquePointer? }
+
+/// Migrations run with foreign keys off and are checked with `PRAGMA foreign_key_check` before they commit, as
+/// SQLite's procedure for a schema change has it (docs/design.md §4).
+@Suite(.timeLimit(.minutes(15))) struct MigrationForeignKeyTests {
+    let directory = TemporaryDirectory("migrate-fk")
+
+    static let parentAndChild = Migration("fk-001-parent-child", sql: """
+        CREATE TABLE parent (id INTEGER PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('a'))) STRICT;
+        CREATE TABLE child (id INTEGER PRIMARY KEY, parent_id INTEGER NOT NULL REFERENCES parent (id) ON DELETE CASCADE) STRICT;
+        CREATE INDEX child_by_parent ON child (parent_id);
+        """)
+    static let extraTable = Migration("fk-002-extra", sql: "CREATE TABLE extra (x INTEGER) STRICT; INSERT INTO extra VALUES (1);")
+
+    /// A store with the first migration applied: two parents, three children.
+    func storeWithRows() throws -> Database {
+        let db = try Database(path: directory.file("fk.sqlite"))
+        try Migrator([Self.parentAndChild]).migrate(db, now: 1)
+        try db.execute("INSERT INTO parent VALUES (1, 'a'), (2, 'a'); INSERT INTO child VALUES (10, 1), (11, 1), (12, 2);")
+        return db
+    }
+
+    func children(_ db: Database) throws -> [[Int64]] {
+        try db.query("SELECT id, parent_id FROM child ORDER BY id").map { [try $0.get(0), try $0.get(1)] }
+    }
+
+    func appliedNames(_ db: Database) throws -> [String] {
+        try db.query("SELECT name FROM schema_migrations ORDER BY name").map { try $0.get(0) }
+    }
+
+    @Test func aRebuildOfAReferencedTableKeepsTheRowsThatReferenceItAndForeignKeysAreOnAfter() throws {
+        let db = try storeWithRows()
+        // SQLite's twelve steps: new table, copy, drop the old one, rename — nothing copied aside for `child`.
+        let widen = Migration("fk-002-widen-kind", sql: """
+            CREATE TABLE parent_new (id INTEGER PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('a', 'b'))) STRICT;
+            INSERT INTO parent_new SELECT id, kind FROM parent;
+            DROP TABLE parent;
+            ALTER TABLE parent_new RENAME TO parent;
+            """)
+        #expect(try Migrator([Self.parentAndChild, widen]).migrate(db, now: 2) == ["fk-002-widen-kind"])
+        #expect(try children(db) == [[10, 1], [11, 1], [12, 2]])
+        #expect(try db.scalar("PRAGMA foreign_keys") as Int? == 1)
+        #expect(try db.query("PRAGMA foreign_key_check").isEmpty)
+        // The rebuilt table is the one `child` references, and the connection enforces the keys again.
+        try db.execute("DELETE FROM parent WHERE id = 1")
+        #expect(try children(db) == [[12, 2]])
+        #expect(throws: StoreError.self) { try db.execute("INSERT INTO child VALUES (13, 99)") }
+    }
+
+    @Test func aMigrationThatLeavesARowWithoutItsParentIsRefusedAndNothingIsMigrated() throws {
+        let db = try storeWithRows()
+        let before = try StoreSnapshot(db)
+        let orphaning = Migration("fk-003-drop-a-parent", sql: "DELETE FROM parent WHERE id = 2;")
+        let error = #expect(throws: StoreError.self) {
+            try Migrator([Self.parentAndChild, Self.extraTable, orphaning]).migrate(db, now: 2)
+        }
+        #expect(error?.kind == .constraint)
+        #expect(error?.message == "migration fk-003-drop-a-parent leaves a row in child whose parent row in parent is missing; nothing was migrated")
+        #expect(error.map { !"\($0)".contains("\n") } == true, "one line")
+        #expect(try StoreSnapshot(db) == before, "schema and rows as they were, the earlier pending migration included")
+        #expect(try appliedNames(db) == ["fk-001-parent-child"])
+        #expect(try db.scalar("PRAGMA foreign_keys") as Int? == 1)
+        #expect(throws: StoreError.self) { try db.execute("INSERT INTO child VALUES (13, 99)") }
+    }
+
+    @Test func aMigrationWhoseSQLFailsTurnsForeignKeysBackOn() throws {
+        let db = try storeWithRows()
+        let broken = Migration("fk-002-broken", sql: "SELECT nope FROM missing;")
+        #expect(throws: StoreError.self) { try Migrator([Self.parentAndChild, broken]).migrate(db, now: 2) }
+        #expect(try db.scalar("PRAGMA foreign_keys") as Int? == 1)
+        #expect(try appliedNames(db) == ["fk-001-parent-child"])
+    }
+
+    @Test func aRowWithoutItsParentFromBeforeTheMigrationDoesNotStopItAndIsLeftAsItWas() throws {
+        let db = try storeWithRows()
+        // Another program (the sqlite3 shell has foreign keys off) deleted a parent.
+        try db.execute("PRAGMA foreign_keys = OFF; DELETE FROM parent WHERE id = 2; PRAGMA foreign_keys = ON;")
+        #expect(try Migrator([Self.parentAndChild, Self.extraTable]).migrate(db, now: 2) == ["fk-002-extra"])
+        #expect(try db.query("PRAGMA foreign_key_check").count == 1)
+        #expect(try children(db) == [[10, 1], [11, 1], [12, 2]])
+        #expect(try db.scalar("PRAGMA foreign_keys") as Int? == 1)
+    }
+}

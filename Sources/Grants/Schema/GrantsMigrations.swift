@@ -113,12 +113,11 @@ enum GrantsMigrations {
             CREATE INDEX notifications_by_offer ON notifications (incoming_offer_id);
             """),
         // An incoming offer its sender cancelled: `cancelled`, its ticket deleted. SQLite cannot widen a CHECK in place,
-        // so the table is rebuilt; `notifications` (which references it, ON DELETE CASCADE) is copied aside and rebuilt
-        // with it so that dropping the old table cascades into nothing.
+        // so the table is rebuilt. `notifications` references it (ON DELETE CASCADE) and keeps its rows: migrations run
+        // with foreign keys off (`Migrator`), so dropping the old table deletes nothing else. (As shipped, this
+        // migration copied `notifications` aside and rebuilt it too; the schema and rows it leaves are the same,
+        // `GrantsMigrationTests`.)
         Migration("grants-002-incoming-offer-cancelled", sql: """
-            CREATE TEMP TABLE notifications_copy AS SELECT * FROM notifications;
-            DROP TABLE notifications;
-
             CREATE TABLE incoming_offers_new (
                 id INTEGER PRIMARY KEY,
                 offer_id TEXT NOT NULL,
@@ -142,17 +141,6 @@ enum GrantsMigrations {
             CREATE INDEX incoming_offers_unreported ON incoming_offers (from_endpoint_index) WHERE state != 'pending' AND decision_reported_at IS NULL;
             CREATE INDEX incoming_offers_decided ON incoming_offers (decided_at) WHERE state != 'pending';
             CREATE INDEX incoming_offers_received ON incoming_offers (from_endpoint_index, received_at);
-
-            CREATE TABLE notifications (
-                id INTEGER PRIMARY KEY,
-                kind TEXT NOT NULL CHECK (kind IN ('incoming-offer')),
-                incoming_offer_id INTEGER REFERENCES incoming_offers (id) ON DELETE CASCADE,
-                created_at INTEGER NOT NULL,
-                seen_at INTEGER
-            ) STRICT;
-            INSERT INTO notifications SELECT id, kind, incoming_offer_id, created_at, seen_at FROM notifications_copy;
-            DROP TABLE notifications_copy;
-            CREATE INDEX notifications_by_offer ON notifications (incoming_offer_id);
             """),
         // The local user's label for the holder of an issued grant (`grants issue --label`), so a one-way holder's
         // offers and the revoke/block commands can name it.
@@ -165,7 +153,7 @@ enum GrantsMigrations {
             """),
         // An outgoing offer that can no longer be delivered (the receiver revoked us, or the pairing lapsed, before it
         // was collected): `undeliverable`, finished by `sweep-grants` with its ticket deleted and its share stopped.
-        // SQLite cannot widen a CHECK in place, so the table is rebuilt (no other table references it).
+        // SQLite cannot widen a CHECK in place, so the table is rebuilt.
         Migration("grants-005-held-offer-undeliverable", sql: """
             CREATE TABLE held_offers_new (
                 id INTEGER PRIMARY KEY,
