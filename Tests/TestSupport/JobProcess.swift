@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs the built `job` executable as a real process, for end-to-end tests.
 package struct JobProcess {
@@ -51,10 +52,15 @@ package struct JobProcess {
     }
 
     /// A process started by `start`: signal it, wait for it.
-    package final class Running {
+    ///
+    /// Its exit is an event, not a poll: Foundation's `terminationHandler` (set before the process starts, so no exit
+    /// can be missed) leaves `exited`, which a synchronous caller waits on with a deadline (`wait`) and an async test
+    /// awaits without holding a thread of the cooperative pool (`finished`).
+    package final class Running: @unchecked Sendable {
         package let process = Process()
         private let outFile: String
         private let errFile: String
+        private let exited = DispatchGroup()
 
         init(executable: String, arguments: [String], environment: [String: String], stdin: String?) throws {
             // Output goes to files, not pipes: a chatty child can never block on a full pipe while we wait.
@@ -68,6 +74,8 @@ package struct JobProcess {
             process.environment = environment
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile))
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errFile))
+            exited.enter()
+            process.terminationHandler = { [exited] _ in exited.leave() }
             if let stdin {
                 let pipe = Pipe()
                 process.standardInput = pipe
@@ -89,22 +97,56 @@ package struct JobProcess {
         package var stdoutSoFar: String { (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? "" }
         package var stderrSoFar: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
 
-        /// Waits for exit (SIGKILL after `timeout`) and collects the output.
+        /// Waits for exit (SIGKILL after `timeout`) and collects the output, blocking the calling thread: for
+        /// synchronous tests.
         package func wait(timeout: TimeInterval = 60) throws -> Result {
-            let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning && Date() < deadline { usleep(5_000) }
-            if process.isRunning {
+            if exited.wait(timeout: .now() + timeout) == .timedOut {
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                throw TestFailure("job \(process.arguments ?? []) did not finish within \(timeout) s; stderr: \(stderrSoFar)")
+                exited.wait()
+                throw timedOut(timeout)
             }
-            process.waitUntilExit()
+            return collect()
+        }
+
+        /// Waits for exit (SIGKILL after `timeout`) and collects the output, suspending instead of blocking: an
+        /// async test that awaits a child holds no thread of the cooperative pool meanwhile.
+        package func finished(timeout: TimeInterval = 60) async throws -> Result {
+            if await !exited(within: timeout) {
+                kill(process.processIdentifier, SIGKILL)
+                _ = await exited(within: .infinity)
+                throw timedOut(timeout)
+            }
+            return collect()
+        }
+
+        /// True once the process has exited, false when `seconds` passed first.
+        private func exited(within seconds: TimeInterval) async -> Bool {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let answer = Answer(continuation)
+                exited.notify(queue: .global()) { answer.give(true) }
+                if seconds.isFinite { DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { answer.give(false) } }
+            }
+        }
+
+        private func timedOut(_ timeout: TimeInterval) -> TestFailure {
+            TestFailure("job \(process.arguments ?? []) did not finish within \(timeout) s; stderr: \(stderrSoFar)")
+        }
+
+        /// The exit code (128 + the signal for a process a signal ended, as a shell reports it) and the output.
+        private func collect() -> Result {
             defer {
                 try? FileManager.default.removeItem(atPath: outFile)
                 try? FileManager.default.removeItem(atPath: errFile)
             }
             let code = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
             return Result(exitCode: code, stdout: stdoutSoFar, stderr: stderrSoFar)
+        }
+
+        /// Resumes a continuation with the first answer given; later ones are dropped.
+        private final class Answer: Sendable {
+            private let continuation: Mutex<CheckedContinuation<Bool, Never>?>
+            init(_ continuation: CheckedContinuation<Bool, Never>) { self.continuation = Mutex(continuation) }
+            func give(_ value: Bool) { continuation.withLock { $0.take() }?.resume(returning: value) }
         }
     }
 }

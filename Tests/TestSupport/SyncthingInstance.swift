@@ -180,13 +180,14 @@ package final class SyncthingInstance {
         guard status == 200 else { throw TestFailure("rescan → \(status)") }
     }
 
-    /// Polls `condition` every 200 ms until it holds or `timeout` passes.
+    /// Polls `condition` every 50 ms until it holds or `timeout` passes (each poll is a REST call or a file check,
+    /// cheap next to the up to 200 ms a longer interval adds to every start and every wait for a sync).
     package func wait(timeout: TimeInterval, _ what: String, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if (try? condition()) == true { return }
             if let process, !process.isRunning { throw TestFailure("syncthing exited (\(process.terminationReason == .exit ? "status" : "signal") \(process.terminationStatus)) while waiting for \(what): \(logTail)") }
-            usleep(200_000)
+            usleep(50_000)
         }
         throw TestFailure("timed out after \(timeout) s waiting for \(what)")
     }
