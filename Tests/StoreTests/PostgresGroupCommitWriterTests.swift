@@ -141,19 +141,9 @@ import TestSupport
         #expect(seconds < 60, "\(seconds) s")
     }
 
-    @Test func aBatchWhoseConnectionDiesDuringCommitIsRunAgainAloneOnceTheServerSaysItAbortedAndEachWriteIsStoredOnce() throws {
-        let (check, url) = try prepared()
-        // A deferred constraint trigger runs at COMMIT; the second time it fires (the batch after the holder's) it ends its own session, so the batch's
-        // COMMIT loses its connection (and the transaction aborts).
-        try check.execute("""
-            CREATE SEQUENCE once;
-            CREATE FUNCTION end_session_once() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                IF nextval('once') = 2 THEN PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); END IF;
-                RETURN NULL;
-            END $$;
-            CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION end_session_once()
-            """)
+    /// A writer on `url` held by one request while five inserts (`r0`…`r4`) queue behind it, then released; returns
+    /// once all five were answered (the writer stopped), with their results.
+    func fiveInsertsBehindAHolder(_ url: String) -> (GroupCommitWriter, [Int: Result<Void, any Error>]) {
         let writer = GroupCommitWriter(path: url)
         let release = DispatchSemaphore(value: 0)
         holdWriter(writer, until: release)
@@ -169,9 +159,31 @@ import TestSupport
         release.signal()
         answered.wait()
         writer.stop()
-        for n in 0..<5 { #expect((try? results.value[n]?.get()) != nil, "request \(n): \(String(describing: results.value[n]))") }
+        return (writer, results.value)
+    }
+
+    /// Every one of the five inserts succeeded and each name is stored once.
+    func expectEachInsertAnsweredAndStoredOnce(_ results: [Int: Result<Void, any Error>], _ check: Database) throws {
+        for n in 0..<5 { #expect((try? results[n]?.get()) != nil, "request \(n): \(String(describing: results[n]))") }
         let stored = try check.query("SELECT name FROM t ORDER BY name").map { try $0.get(0, as: String.self) }
         #expect(stored == ["holder", "r0", "r1", "r2", "r3", "r4"], "each request stored once")
+    }
+
+    @Test func aBatchWhoseConnectionDiesDuringCommitIsRunAgainAloneOnceTheServerSaysItAbortedAndEachWriteIsStoredOnce() throws {
+        let (check, url) = try prepared()
+        // A deferred constraint trigger runs at COMMIT; the second time it fires (the batch after the holder's) it ends its own session, so the batch's
+        // COMMIT loses its connection (and the transaction aborts).
+        try check.execute("""
+            CREATE SEQUENCE once;
+            CREATE FUNCTION end_session_once() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF nextval('once') = 2 THEN PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); END IF;
+                RETURN NULL;
+            END $$;
+            CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION end_session_once()
+            """)
+        let (writer, results) = fiveInsertsBehindAHolder(url)
+        try expectEachInsertAnsweredAndStoredOnce(results, check)
         #expect(writer.statistics.failedBatches == 1 && writer.statistics.requests == 6, "\(writer.statistics)")
     }
 
@@ -186,26 +198,10 @@ import TestSupport
         func encoded(_ path: String) -> String { path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path }
         let proxied = url.replacingOccurrences(of: encoded(cluster.socketDirectory), with: encoded(proxy.directory))
         #expect(proxied != url, "the writer's connections go through the proxy")
-        let writer = GroupCommitWriter(path: proxied)
-        let release = DispatchSemaphore(value: 0)
-        holdWriter(writer, until: release)
-        let results = Locked<[Int: Result<Void, any Error>]>([:])
-        let answered = DispatchGroup()
-        for n in 0..<5 {
-            answered.enter()
-            writer.submit({ db in try db.write { try $0.execute("INSERT INTO t (name) VALUES (?)", ["r\(n)"]) } }) { result in
-                results.mutate { $0[n] = result }
-                answered.leave()
-            }
-        }
-        release.signal()
-        answered.wait()
-        writer.stop()
+        let (writer, results) = fiveInsertsBehindAHolder(proxied)
         #expect(proxy.cuts == 1, "the COMMIT's answer was lost (\(proxy.commitsSeen) COMMITs seen)")
         // Each request succeeds: run again, the names it wrote would be unique violations.
-        for n in 0..<5 { #expect((try? results.value[n]?.get()) != nil, "request \(n): \(String(describing: results.value[n]))") }
-        let stored = try check.query("SELECT name FROM t ORDER BY name").map { try $0.get(0, as: String.self) }
-        #expect(stored == ["holder", "r0", "r1", "r2", "r3", "r4"], "each request stored once")
+        try expectEachInsertAnsweredAndStoredOnce(results, check)
         #expect(writer.statistics == GroupCommitWriter.Statistics(requests: 6, commits: 2, failedBatches: 0), "\(writer.statistics)")
     }
 
