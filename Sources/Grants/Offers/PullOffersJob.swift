@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import Runner
 
@@ -38,7 +39,7 @@ struct PullOffersJob: Job {
         }
         let node = try Node(context)
         let settings = context.settings
-        let passDeadline = Date().addingTimeInterval(TimeInterval(try settings.int(GrantsSettings.pullPassBudget)))
+        let passDeadline = context.monotonic.deadline(in: TimeInterval(try settings.int(GrantsSettings.pullPassBudget)))
         let contactSeconds = TimeInterval(try settings.int(GrantsSettings.pullContactTimeout))
         let width = try settings.int(GrantsSettings.pullParallelDials)
         var counts: Counts = ["contacts": 0, "collected": 0, "duplicates": 0, "refused": 0, "recent": 0, "blocked": 0, "no_grant": 0,
@@ -101,7 +102,7 @@ struct PullOffersJob: Job {
     }
 
     /// One dialling thread: takes contacts from `board` until none are left, over a store connection of its own.
-    private static func dialContacts(_ board: PullBoard, context base: JobContext.Reopening, contactSeconds: TimeInterval, passDeadline: Date) {
+    private static func dialContacts(_ board: PullBoard, context base: JobContext.Reopening, contactSeconds: TimeInterval, passDeadline: MonotonicInstant) {
         let context: JobContext
         let node: Node
         do {
@@ -116,12 +117,14 @@ struct PullOffersJob: Job {
         while let (index, contact, grant) = board.next() {
             var counts = Counts()
             defer { board.add(counts) }
-            guard Date() < passDeadline else {
+            let clock = context.monotonic
+            guard !clock.hasPassed(passDeadline) else {
                 counts.add("skipped_for_time")
                 board.skippedForTime(index: index, label: contact.label)
                 continue
             }
-            let until = min(Date().addingTimeInterval(contactSeconds), passDeadline)
+            // The link's deadlines are QUIC's, on the wall clock: the monotonic time left becomes one at the hand-off.
+            let until = clock.wakeDate(for: min(clock.deadline(in: contactSeconds), passDeadline))
             do {
                 let now = context.nowMilliseconds
                 try node.database.write { db in _ = try db.execute("UPDATE contacts SET last_pull_at = ? WHERE id = ?", [now, contact.id]) }
