@@ -89,7 +89,7 @@ struct SendWakeupsJob: Job {
         var unreadable = 0
         func claimed(_ claim: WakeupClaim) throws {
             if (try? context.checkCancellation()) == nil {
-                try AnswerRecorder(database: db, targets: targets + claim.targets, now: now, clock: clock).releaseStamps((targets + claim.targets).indices)
+                try AnswerRecorder(database: db, targets: targets + claim.targets, now: now, clock: clock, elapsed: context.monotonic).releaseStamps((targets + claim.targets).indices)
                 throw JobError.cancelled
             }
             dueDevices += claim.devices
@@ -116,7 +116,7 @@ struct SendWakeupsJob: Job {
         counts["pushes"] = targets.count + unreadable
         if unreadable > 0 { counts["unreadable"] = unreadable }
         if targets.isEmpty && dueDevices.isEmpty && unreadable == 0 { return .completed(counts) }
-        let recorder = AnswerRecorder(database: db, targets: targets, now: now, clock: clock)
+        let recorder = AnswerRecorder(database: db, targets: targets, now: now, clock: clock, elapsed: context.monotonic)
 
         // 3. Send: one HTTP/2 connection per environment, every push a stream on it, every answer recorded as it arrives.
         //    (Due Device IDs whose tokens are all dead or already answered need no push and no provider token.)
