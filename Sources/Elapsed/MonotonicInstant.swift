@@ -11,6 +11,9 @@ package struct MonotonicInstant: Comparable, Hashable, Sendable {
         self.nanoseconds = nanoseconds
     }
 
+    /// An instant no clock reaches: no deadline.
+    package static let distantFuture = MonotonicInstant(nanoseconds: .max)
+
     /// The instant `seconds` later (earlier when negative); an infinite or huge span saturates.
     package static func + (instant: MonotonicInstant, seconds: Double) -> MonotonicInstant {
         let span = (seconds * 1e9).rounded()

@@ -150,8 +150,8 @@ final class LinkListener: QUICServerDelegate, Sendable {
     }
 
     func accepted(_ connection: QUICConnection) {
-        // The connection's deadlines are QUIC's, on the wall clock (docs/design.md, "Clocks").
-        let start = Date()
+        // The connection's deadlines are instants of QUIC's clock.
+        let start = QUICConnection.clock.now()
         let activity = LinkActivity(connection: connection, source: LinkSource(connection.remoteAddress.storage), clock: clock)
         state.withLock { state in
             state.admitted += 1
@@ -171,7 +171,7 @@ final class LinkListener: QUICServerDelegate, Sendable {
 
     /// One connection, on its own thread: the hello, then the exchange over the shared store.
     /// A connection evicted for a newcomer ends without a log line (the count is in `link-stopped`).
-    static func serve(_ stream: QUICConnection, activity: LinkActivity? = nil, start: Date, context: JobContext.Reopening, store: LinkStore, deadlines: LinkDeadlines) {
+    static func serve(_ stream: QUICConnection, activity: LinkActivity? = nil, start: MonotonicInstant, context: JobContext.Reopening, store: LinkStore, deadlines: LinkDeadlines) {
         let connection: LinkConnection
         do { connection = try LinkConnection.accept(stream, deadlines: deadlines, start: start, activity: activity) } catch {
             stream.abort()

@@ -1,5 +1,6 @@
 import Elapsed
 import Foundation
+import QUIC
 import Runner
 
 /// `pull-offers [--check-now]`: collects offers contacts hold for this node (docs/protocols/grants-and-link.md §11.2–§11.3).
@@ -123,8 +124,8 @@ struct PullOffersJob: Job {
                 board.skippedForTime(index: index, label: contact.label)
                 continue
             }
-            // The link's deadlines are QUIC's, on the wall clock: the monotonic time left becomes one at the hand-off.
-            let until = clock.wakeDate(for: min(clock.deadline(in: contactSeconds), passDeadline))
+            // The link's deadlines are instants of QUIC's clock: the time left on the pass's clock is carried over.
+            let until = QUICConnection.clock.deadline(in: min(contactSeconds, passDeadline - clock.now()))
             do {
                 let now = context.nowMilliseconds
                 try node.database.write { db in _ = try db.execute("UPDATE contacts SET last_pull_at = ? WHERE id = ?", [now, contact.id]) }
@@ -154,7 +155,7 @@ struct PullOffersJob: Job {
     /// One pull from one contact: adds the offers newly stored (`collected`), already known (`duplicates`) and
     /// refused to `counts`, also when the pull is stopped or fails part-way (each frame's offers commit as it comes).
     private static func pull(_ contact: Contact, grant: HeldGrant, node: Node, incoming: IncomingOffers, dialer: LinkDialer,
-                             context: JobContext, until: Date, counts: inout Counts) throws {
+                             context: JobContext, until: MonotonicInstant, counts: inout Counts) throws {
         let connection = try dialer.dial(contact, .pull, until: until)
         defer { connection.close() }
         let answer = try ProofExchange.prove(connection, grant: grant, identity: node.identity)
