@@ -39,23 +39,25 @@ let package = Package(
 
         // Foundations.
         .target(name: "CivilDate"),
+        // The monotonic clock every deadline, duration and interval reads, and a test clock that moves when told.
+        .target(name: "Elapsed"),
         // `HOST:PORT` / `[IPv6]:PORT`: the one socket-address text form of every command.
         .target(name: "NetAddress"),
-        .target(name: "QUIC", dependencies: ["CQUIC"]),
-        .target(name: "Store", dependencies: ["CSQLite", "CPostgreSQL", "CShims", "CLazyLibs", "Cryptography"]),
+        .target(name: "QUIC", dependencies: ["CQUIC", "Elapsed"]),
+        .target(name: "Store", dependencies: ["Elapsed", "CSQLite", "CPostgreSQL", "CShims", "CLazyLibs", "Cryptography"]),
         .target(name: "Cryptography", dependencies: ["COpenSSL", "CSecp256k1", "CShims"]),
         .target(name: "HTTPClient", dependencies: ["CivilDate", "CCurl", "CShims", "CLazyLibs"]),
-        .target(name: "HTTPServer", dependencies: ["NetAddress", "CMicroHTTPD", "CLazyLibs"]),
-        .target(name: "Runner", dependencies: ["CivilDate", "Store", "Cryptography", "CShims", "CLazyLibs"]),
+        .target(name: "HTTPServer", dependencies: ["Elapsed", "NetAddress", "CMicroHTTPD", "CLazyLibs"]),
+        .target(name: "Runner", dependencies: ["CivilDate", "Elapsed", "Store", "Cryptography", "CShims", "CLazyLibs"]),
 
         // One module per seed.
-        .target(name: "Grants", dependencies: ["NetAddress", "Runner", "Cryptography", "QUIC", "CShims"]),
+        .target(name: "Grants", dependencies: ["Elapsed", "NetAddress", "Runner", "Cryptography", "QUIC", "CShims"]),
         .target(name: "TokenPool", dependencies: ["CivilDate", "Runner", "Store", "Cryptography", "HTTPClient"]),
         // The relay API's wire types, shared by the relay server and the homeserver helper (and nothing else).
         .target(name: "RelayWire"),
-        .target(name: "Relay", dependencies: ["NetAddress", "RelayWire", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "COpenSSL", "CShims"]),
+        .target(name: "Relay", dependencies: ["Elapsed", "NetAddress", "RelayWire", "Runner", "Store", "Cryptography", "HTTPClient", "HTTPServer", "COpenSSL", "CShims"]),
         // The homeserver helper, beside Syncthing: it never imports the relay server.
-        .target(name: "Homeserver", dependencies: ["NetAddress", "RelayWire", "Runner", "Store", "HTTPClient", "Cryptography"]),
+        .target(name: "Homeserver", dependencies: ["Elapsed", "NetAddress", "RelayWire", "Runner", "Store", "HTTPClient", "Cryptography"]),
         .target(name: "MeshMedia", dependencies: ["Runner", "Store", "Cryptography", "COpenSSL", "CZlib"]),
 
         // Fault-proof harness: kill loops with independent models, contention, fuzzing (job-bench and tests).
@@ -70,17 +72,18 @@ let package = Package(
 
         // Tests: one target per module, plus end-to-end tests that run the built `job`.
         .target(name: "TestSupport", dependencies: ["Runner", "HTTPClient"], path: "Tests/TestSupport"),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport", "Chaos"]),
+        .testTarget(name: "StoreTests", dependencies: ["Elapsed", "Store", "TestSupport", "Chaos"]),
         .testTarget(name: "CryptographyTests", dependencies: ["Cryptography", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "NetAddressTests", dependencies: ["NetAddress", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient"]),
-        .testTarget(name: "RunnerTests", dependencies: ["Runner", "Store", "TestSupport", "Chaos"]),
+        .testTarget(name: "ElapsedTests", dependencies: ["Elapsed", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["Elapsed", "HTTPServer", "HTTPClient"]),
+        .testTarget(name: "RunnerTests", dependencies: ["Elapsed", "Runner", "Store", "TestSupport", "Chaos"]),
         .testTarget(name: "JobCLITests", dependencies: ["JobCLI", "Runner", "TestSupport", "job", "Chaos"]),
-        .testTarget(name: "GrantsTests", dependencies: ["Grants", "QUIC", "CQUIC", "Cryptography", "TestSupport", "job"]),
+        .testTarget(name: "GrantsTests", dependencies: ["Elapsed", "Grants", "QUIC", "CQUIC", "Cryptography", "TestSupport", "job"]),
         .testTarget(name: "TokenPoolTests", dependencies: ["TokenPool", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient"]),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "Homeserver", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "Chaos"]),
-        .testTarget(name: "HomeserverTests", dependencies: ["Homeserver", "TestSupport", "job", "Runner", "Store", "HTTPClient"]),
+        .testTarget(name: "RelayTests", dependencies: ["Elapsed", "Relay", "Homeserver", "TestSupport", "job", "Runner", "Store", "Cryptography", "HTTPClient", "Chaos"]),
+        .testTarget(name: "HomeserverTests", dependencies: ["Elapsed", "Homeserver", "TestSupport", "job", "Runner", "Store", "HTTPClient"]),
         .testTarget(name: "MeshMediaTests", dependencies: ["MeshMedia", "TestSupport", "job"], exclude: ["Fixtures"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "TestSupport", "job", "Homeserver", "Relay", "Grants", "TokenPool", "HTTPClient"]),
         .testTarget(name: "EndToEndTests", dependencies: ["job", "TestSupport", "Store", "Chaos"]),

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Elapsed
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -325,6 +326,8 @@ struct WorkItem: Sendable {
 /// gives up on what is left.
 // @unchecked: every stored property is read and written only while `condition` is locked.
 final class WorkQueue: @unchecked Sendable {
+    /// The clock the drain deadlines are timed on.
+    private let clock = MonotonicClock.system
     private let condition = NSCondition()
     private var items: [WorkItem] = []
     private var head = 0
@@ -373,10 +376,12 @@ final class WorkQueue: @unchecked Sendable {
     /// Waits until every queued request was answered and its response sent (at most `timeout` seconds); false when
     /// some were not.
     func drain(timeout: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = clock.deadline(in: timeout)
         condition.lock()
         defer { condition.unlock() }
-        while (head < items.count || busy > 0 || !held.isEmpty) && condition.wait(until: deadline) {}
+        while head < items.count || busy > 0 || !held.isEmpty, !clock.hasPassed(deadline) {
+            _ = condition.wait(until: clock.wakeDate(for: deadline, atMost: 0.25))
+        }
         return head == items.count && busy == 0 && held.isEmpty
     }
 
@@ -393,10 +398,12 @@ final class WorkQueue: @unchecked Sendable {
 
     /// Waits until every request's response was sent or its connection closed (at most `timeout` seconds).
     func awaitSent(timeout: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = clock.deadline(in: timeout)
         condition.lock()
         defer { condition.unlock() }
-        while !held.isEmpty && condition.wait(until: deadline) {}
+        while !held.isEmpty, !clock.hasPassed(deadline) {
+            _ = condition.wait(until: clock.wakeDate(for: deadline, atMost: 0.25))
+        }
         return held.isEmpty
     }
 

@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 
 /// Syncthing's event stream on a thread of its own: long-polls `/rest/events` for the watcher's types and hands
@@ -159,5 +160,6 @@ final class EventStream: @unchecked Sendable {
         while !isStopped, Self.monotonic() < deadline { usleep(50_000) }
     }
 
-    static func monotonic() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    /// Seconds on the system's monotonic clock (`MonotonicClock.system`), the watcher's one clock for waits and debounce.
+    static func monotonic() -> Double { Double(MonotonicClock.system.now().nanoseconds) / 1e9 }
 }

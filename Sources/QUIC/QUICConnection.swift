@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 
 /// One QUIC connection's exchange stream as a worker thread sees it: blocking reads and writes, each bounded by an
@@ -19,7 +20,10 @@ package final class QUICConnection: @unchecked Sendable {
     /// Where the connection comes from (the peer's UDP address).
     package let remoteAddress: QUICAddress
     /// Serving: the handshake deadline, counted from the connection's first packet (distant future when dialling).
-    package let handshakeDeadline: Date
+    package let handshakeDeadline: MonotonicInstant
+    /// The clock every QUIC deadline is an instant of: monotonic, so a wall-clock step moves none of them
+    /// (docs/design.md §2, "Clocks").
+    package static let clock = MonotonicClock.system
 
     // Loop → worker.
     private var inbound: [UInt8] = []
@@ -38,7 +42,7 @@ package final class QUICConnection: @unchecked Sendable {
     /// Bytes queued but not yet acknowledged above which `write` waits.
     static let sendWindow = 512 * 1024
 
-    init(remoteAddress: QUICAddress, handshakeDeadline: Date = .distantFuture, wake: @escaping @Sendable () -> Void,
+    init(remoteAddress: QUICAddress, handshakeDeadline: MonotonicInstant = .distantFuture, wake: @escaping @Sendable () -> Void,
          shouldStop: @escaping @Sendable () -> Bool) {
         self.remoteAddress = remoteAddress
         self.handshakeDeadline = handshakeDeadline
@@ -58,7 +62,7 @@ package final class QUICConnection: @unchecked Sendable {
 
     /// Receives at least one and at most `max` bytes of the stream. Throws `finished` when the peer finished its side
     /// first, `closed` when the connection ended, `timeout` at `deadline`, `stopped` when the stop condition holds.
-    package func read(max: Int, until deadline: Date) throws -> [UInt8] {
+    package func read(max: Int, until deadline: MonotonicInstant) throws -> [UInt8] {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -79,7 +83,7 @@ package final class QUICConnection: @unchecked Sendable {
     }
 
     /// Queues `bytes` on the stream; waits (until `deadline`) only while more than `sendWindow` bytes are unacknowledged.
-    package func write(_ bytes: [UInt8], until deadline: Date) throws {
+    package func write(_ bytes: [UInt8], until deadline: MonotonicInstant) throws {
         condition.lock()
         defer { condition.unlock() }
         if let endError { throw endError }
@@ -102,12 +106,12 @@ package final class QUICConnection: @unchecked Sendable {
 
     /// Ends the connection: finishes our side, waits until the peer acknowledged everything sent (or `linger` passes,
     /// or the peer went away), then closes with application code `code`. Returns at once for a dead connection.
-    package func close(code: UInt64 = 0, linger: Date) {
+    package func close(code: UInt64 = 0, linger: MonotonicInstant) {
         condition.lock()
         finishWanted = true
         wake()
-        while endError == nil && (outbound.count > 0 || unacked > 0 || !finishTaken) && Date() < linger && !shouldStop() {
-            _ = condition.wait(until: min(linger, Date().addingTimeInterval(0.25)))
+        while endError == nil && (outbound.count > 0 || unacked > 0 || !finishTaken) && !Self.clock.hasPassed(linger) && !shouldStop() {
+            _ = condition.wait(until: Self.clock.wakeDate(for: linger, atMost: 0.25))
         }
         if closeCode == nil { closeCode = code }
         condition.unlock()
@@ -127,24 +131,24 @@ package final class QUICConnection: @unchecked Sendable {
 
     /// Waits (at most a second) for the loop to have sent the close and forgotten the connection.
     private func awaitEnd() {
-        let until = Date().addingTimeInterval(1)
+        let until = Self.clock.deadline(in: 1)
         condition.lock()
-        while endError == nil && Date() < until { _ = condition.wait(until: until) }
+        while endError == nil && !Self.clock.hasPassed(until) { _ = condition.wait(until: Self.clock.wakeDate(for: until, atMost: 0.25)) }
         condition.unlock()
     }
 
     /// Waits until the peer finished its side or the connection ended, by `deadline` (a server lingering for the
     /// client to close first). Never throws.
-    package func waitForPeer(until deadline: Date) {
+    package func waitForPeer(until deadline: MonotonicInstant) {
         condition.lock()
         defer { condition.unlock() }
-        while !peerFinished && endError == nil && Date() < deadline && !shouldStop() {
-            _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.25)))
+        while !peerFinished && endError == nil && !Self.clock.hasPassed(deadline) && !shouldStop() {
+            _ = condition.wait(until: Self.clock.wakeDate(for: deadline, atMost: 0.25))
         }
     }
 
     /// Waits for the TLS handshake (dialler). Throws how it failed.
-    func waitEstablished(until deadline: Date) throws {
+    func waitEstablished(until deadline: MonotonicInstant) throws {
         condition.lock()
         defer { condition.unlock() }
         while !established {
@@ -154,11 +158,10 @@ package final class QUICConnection: @unchecked Sendable {
     }
 
     /// One wait of at most 250 ms, so the stop condition is heard; throws at the deadline or on stop.
-    private func waitSlice(until deadline: Date) throws {
+    private func waitSlice(until deadline: MonotonicInstant) throws {
         if shouldStop() { throw QUICError.stopped }
-        let now = Date()
-        guard now < deadline else { throw QUICError.timeout }
-        _ = condition.wait(until: min(deadline, now.addingTimeInterval(0.25)))
+        guard !Self.clock.hasPassed(deadline) else { throw QUICError.timeout }
+        _ = condition.wait(until: Self.clock.wakeDate(for: deadline, atMost: 0.25))
     }
 
     // MARK: Loop side

@@ -1,4 +1,5 @@
 import CQUIC
+import Elapsed
 import Foundation
 import Glibc
 
@@ -74,7 +75,7 @@ package final class QUICEndpoint: @unchecked Sendable {
         let remote: QUICAddress
         let prefix: [UInt8]
         let odcid: [UInt8]
-        let handshakeDeadline: Date
+        let handshakeDeadline: MonotonicInstant
         var handedOver = false
         var unreachable = false
         var timedOut = false
@@ -86,7 +87,7 @@ package final class QUICEndpoint: @unchecked Sendable {
         var holdsSlot: Bool
         /// Ended to make room for a newer connection when the table was full.
         var evicted = false
-        init(conn: OpaquePointer, handle: QUICConnection, remote: QUICAddress, prefix: [UInt8], odcid: [UInt8], handshakeDeadline: Date, validated: Bool) {
+        init(conn: OpaquePointer, handle: QUICConnection, remote: QUICAddress, prefix: [UInt8], odcid: [UInt8], handshakeDeadline: MonotonicInstant, validated: Bool) {
             self.validated = validated
             self.holdsSlot = validated
             self.conn = conn
@@ -102,8 +103,8 @@ package final class QUICEndpoint: @unchecked Sendable {
     private var byODCID: [[UInt8]: Entry] = [:]
     /// Ids of connections that ended recently, with when to forget them: their late or retransmitted packets
     /// (a client's repeated Initials above all) are dropped instead of starting a connection again.
-    private var ended: [[UInt8]: Date] = [:]
-    private var lastPurge = Date()
+    private var ended: [[UInt8]: MonotonicInstant] = [:]
+    private var lastPurge = QUICConnection.clock.now()
     /// Server connections whose handshake has not completed.
     /// Half-open handshakes whose address is not validated (they hold no slot).
     private var unvalidated = 0
@@ -197,7 +198,7 @@ package final class QUICEndpoint: @unchecked Sendable {
     /// `wrongPeer` when another key answers, `handshake` when TLS is refused, `stopped`. `source`, when given, is
     /// the local address to send from (tests dial from several loopback addresses).
     package static func dial(_ address: QUICAddress, from source: QUICAddress? = nil, expected: [UInt8], alpn: String, identity: QUICIdentity,
-                            timeouts: QUICTimeouts, handshakeDeadline: Date, shouldStop: @escaping @Sendable () -> Bool) throws -> QUICConnection {
+                            timeouts: QUICTimeouts, handshakeDeadline: MonotonicInstant, shouldStop: @escaping @Sendable () -> Bool) throws -> QUICConnection {
         let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw QUICError.io }
         if let source, source.withSockaddr({ bind(fd, $0, $1) }) != 0 { Glibc.close(fd); throw QUICError.unreachable }
@@ -209,7 +210,7 @@ package final class QUICEndpoint: @unchecked Sendable {
         let conn: OpaquePointer? = endpoint.local.withSockaddr { localPointer, localLength in
             address.withSockaddr { remotePointer, remoteLength in
                 vq_client_new(identity.creds, localPointer, localLength, remotePointer, remoteLength, expected, alpn,
-                              UInt64(timeouts.idleSeconds * 1000), UInt64(max(1, handshakeDeadline.timeIntervalSinceNow) * 1000))
+                              UInt64(timeouts.idleSeconds * 1000), UInt64(max(1, handshakeDeadline - QUICConnection.clock.now()) * 1000))
             }
         }
         guard let conn else { throw QUICError.io }
@@ -242,7 +243,7 @@ package final class QUICEndpoint: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var out = [UInt8](repeating: 0, count: 1500)
         // A dialled connection's first flight goes out at once, before the first wait.
-        for entry in entries { service(entry, out: &out, now: Date()) }
+        for entry in entries { service(entry, out: &out, now: QUICConnection.clock.now()) }
         while true {
             if isServer ? stopping : entries.isEmpty { break }
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
@@ -252,8 +253,8 @@ package final class QUICEndpoint: @unchecked Sendable {
                 _ = Glibc.read(wakeFD, &value, 8)
             }
             if fds[0].revents != 0 { receive(&buffer) }
-            let now = Date()
-            if now.timeIntervalSince(lastPurge) >= 1 {
+            let now = QUICConnection.clock.now()
+            if now - lastPurge >= 1 {
                 lastPurge = now
                 ended = ended.filter { $0.value > now }
             }
@@ -406,7 +407,7 @@ package final class QUICEndpoint: @unchecked Sendable {
             if validated { delegate.abandoned(remote, because: nil, heldSlot: true) }
             return nil
         }
-        let handshakeDeadline = Date().addingTimeInterval(timeouts.handshakeSeconds)
+        let handshakeDeadline = QUICConnection.clock.deadline(in: timeouts.handshakeSeconds)
         let handle = QUICConnection(remoteAddress: remote, handshakeDeadline: handshakeDeadline, wake: { [weak self] in self?.signalWake() },
                                     shouldStop: shouldStop)
         let entry = Entry(conn: conn, handle: handle, remote: remote, prefix: prefix, odcid: odcid,
@@ -419,7 +420,7 @@ package final class QUICEndpoint: @unchecked Sendable {
     }
 
     /// Moves the worker's requests into ngtcp2, runs timers, sends what is due, and moves received bytes back.
-    private func service(_ entry: Entry, out: inout [UInt8], now: Date) {
+    private func service(_ entry: Entry, out: inout [UInt8], now: MonotonicInstant) {
         let conn = entry.conn
         let requests = entry.handle.takeRequests()
         if !requests.bytes.isEmpty { _ = vq_send(conn, requests.bytes, requests.bytes.count) }
@@ -479,7 +480,7 @@ package final class QUICEndpoint: @unchecked Sendable {
     /// Forgets an ended connection, telling its worker (or the delegate, if no worker ever had it) why it ended.
     private func retire(_ entry: Entry, stopping: Bool = false) {
         entry.handle.markEnded(stopping ? .stopped : endError(entry))
-        let forgetAt = Date().addingTimeInterval(max(10, timeouts.handshakeSeconds))
+        let forgetAt = QUICConnection.clock.deadline(in: max(10, timeouts.handshakeSeconds))
         if !entry.prefix.isEmpty { byPrefix[entry.prefix] = nil; ended[entry.prefix] = forgetAt }
         if !entry.odcid.isEmpty { byODCID[entry.odcid] = nil; ended[entry.odcid] = forgetAt }
         if isServer && !entry.handedOver {

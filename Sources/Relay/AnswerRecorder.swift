@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import Runner
 import Store
@@ -24,15 +25,20 @@ final class AnswerRecorder {
     /// Answers not yet written: the target, whether its push was sent, and what its answer means.
     private var pending: [(target: Int, sent: Bool, result: APNsPush.Result)] = []
     private var answered = Set<Int>()
-    private var lastFlush = Date()
+    /// The clock the flush interval is timed on.
+    private let elapsed: MonotonicClock
+    private var lastFlush: MonotonicInstant
     private(set) var failure: Error?
 
-    /// `now` is the pass's clock when it started (the answers' `result_at`); `clock` reads the clock as it moves on.
-    init(database: Database, targets: [SendWakeupsJob.Target], now: Int64, clock: @escaping () -> Int64) {
+    /// `now` is the pass's clock when it started (the answers' `result_at`); `clock` reads the clock as it moves on;
+    /// `elapsed` times the flush interval.
+    init(database: Database, targets: [SendWakeupsJob.Target], now: Int64, clock: @escaping () -> Int64, elapsed: MonotonicClock = .system) {
         self.database = database
         self.targets = targets
         self.now = now
         self.clock = clock
+        self.elapsed = elapsed
+        lastFlush = elapsed.now()
         stamps = targets.map(\.stamp)
     }
 
@@ -45,7 +51,7 @@ final class AnswerRecorder {
     /// the queue when it is full or old enough.
     func record(target: Int, _ result: APNsPush.Result, sent: Bool) {
         pending.append((target, sent, result))
-        if pending.count >= Self.batchSize || Date().timeIntervalSince(lastFlush) >= Self.flushInterval {
+        if pending.count >= Self.batchSize || elapsed.seconds(since: lastFlush) >= Self.flushInterval {
             do { try flush() } catch { if failure == nil { failure = error } }
         }
     }
@@ -54,8 +60,11 @@ final class AnswerRecorder {
     /// released, the stamps moved to the answer's time (one compare-and-set per stamp held), the results (one
     /// statement per distinct result) and the retries. A target queued twice (a push sent again) is written in a
     /// later step of the same transaction, after its first answer.
+    /// Answers queued and not yet written.
+    var queued: Int { pending.count }
+
     func flush() throws {
-        lastFlush = Date()
+        lastFlush = elapsed.now()
         guard !pending.isEmpty, failure == nil else { return }
         let batch = pending
         pending.removeAll(keepingCapacity: true)

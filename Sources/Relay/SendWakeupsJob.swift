@@ -84,7 +84,7 @@ struct SendWakeupsJob: Job {
         counts["pushes"] = work.targets.count + work.unreadable
         if work.unreadable > 0 { counts["unreadable"] = work.unreadable }
         if work.targets.isEmpty && work.dueDevices.isEmpty && work.unreadable == 0 { return .completed(counts) }
-        let recorder = AnswerRecorder(database: db, targets: work.targets, now: now, clock: clock)
+        let recorder = AnswerRecorder(database: db, targets: work.targets, now: now, clock: clock, elapsed: context.monotonic)
 
         // 3. Send, every answer recorded as it arrives.
         let results = try sendAll(work.targets, context: context, config: config, keyring: registry.keyring, now: now, clock: clock,
@@ -135,7 +135,7 @@ struct SendWakeupsJob: Job {
         var work = Work()
         func claimed(_ claim: WakeupClaim) throws {
             if (try? context.checkCancellation()) == nil {
-                try AnswerRecorder(database: db, targets: work.targets + claim.targets, now: now, clock: clock)
+                try AnswerRecorder(database: db, targets: work.targets + claim.targets, now: now, clock: clock, elapsed: context.monotonic)
                     .releaseStamps((work.targets + claim.targets).indices)
                 throw JobError.cancelled
             }

@@ -1,5 +1,6 @@
 import CSQLite
 import CShims
+import Elapsed
 import Foundation
 
 /// A connection to the store: an SQLite file, configured for many short-lived processes sharing one file, or a
@@ -223,7 +224,9 @@ package final class Database {
     /// it will go ahead and return SQLITE_BUSY to the application instead of invoking the busy handler."
     /// So the switch is retried here (each try releases its locks) until the busy timeout.
     private func switchToWAL(within timeoutMilliseconds: Int32) throws {
-        let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
+        // The monotonic clock: a wall clock stepped back mid-open would stretch the retries past the busy timeout.
+        let clock = MonotonicClock.system
+        let deadline = clock.deadline(in: Double(timeoutMilliseconds) / 1000)
         while true {
             do {
                 let current: String? = try scalar("PRAGMA journal_mode")
@@ -233,7 +236,7 @@ package final class Database {
                     throw StoreError.misuse("the store could not be switched to WAL mode")
                 }
                 return
-            } catch let error as StoreError where error.kind == .busy && Date() < deadline {
+            } catch let error as StoreError where error.kind == .busy && !clock.hasPassed(deadline) {
                 usleep(2_000)
             }
         }

@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 
 /// One writer for a store (SQLite or PostgreSQL) that commits many requests' writes together (group commit).
@@ -60,6 +61,8 @@ package final class GroupCommitWriter: @unchecked Sendable {
     package let maxBatch: Int
     package let maxBatchDuration: TimeInterval
     private let open: () throws -> Database
+    /// The clock the batch bound is timed on.
+    private let clock: MonotonicClock
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopped = false
@@ -69,9 +72,10 @@ package final class GroupCommitWriter: @unchecked Sendable {
     private var thread: Thread?
 
     /// A writer over the connection `open` makes (opened on first use, and again after a failure to open).
-    package init(maxBatch: Int = 256, maxBatchDuration: TimeInterval = 0.002, open: @escaping () throws -> Database) {
+    package init(maxBatch: Int = 256, maxBatchDuration: TimeInterval = 0.002, clock: MonotonicClock = .system, open: @escaping () throws -> Database) {
         self.maxBatch = max(1, maxBatch)
         self.maxBatchDuration = maxBatchDuration
+        self.clock = clock
         self.open = open
         let thread = Thread { [unowned self] in self.loop() }
         thread.name = "store-writer"
@@ -164,7 +168,7 @@ package final class GroupCommitWriter: @unchecked Sendable {
             finishAlone(jobs)
             return
         }
-        let started = Date()
+        let started = clock.now()
         let changesBefore = database.sqliteTotalChanges
         var answers: [() -> Void] = []
         var index = 0
@@ -188,7 +192,7 @@ package final class GroupCommitWriter: @unchecked Sendable {
                 lost = true
                 break
             }
-            if index == jobs.count && jobs.count < maxBatch && Date().timeIntervalSince(started) < maxBatchDuration {
+            if index == jobs.count && jobs.count < maxBatch && clock.seconds(since: started) < maxBatchDuration {
                 jobs += take(waiting: false, limit: maxBatch - jobs.count) ?? []
             }
         }

@@ -88,13 +88,13 @@ import TestSupport
         // Our own QUIC stack as the client: the server's refusal arrives as TLS alert 120 (no_application_protocol).
         #expect(throws: QUICError.handshake(alert: 120)) {
             _ = try QUICEndpoint.dial(address, expected: alice.endpoint.bytes, alpn: "/other/1", identity: stranger,
-                                      timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 5), handshakeDeadline: Date().addingTimeInterval(5),
+                                      timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 5), handshakeDeadline: QUICConnection.clock.deadline(in: 5),
                                       shouldStop: { false })
         }
         // The same client with a protocol the link speaks completes the handshake.
         let connection = try QUICEndpoint.dial(address, expected: alice.endpoint.bytes, alpn: "/vnidrop/offer/1", identity: stranger,
                                                timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 5),
-                                               handshakeDeadline: Date().addingTimeInterval(5), shouldStop: { false })
+                                               handshakeDeadline: QUICConnection.clock.deadline(in: 5), shouldStop: { false })
         #expect(connection.remoteKey == alice.endpoint.bytes && connection.protocolName == "/vnidrop/offer/1")
         connection.abort()
         let log = try alice.stopServer()

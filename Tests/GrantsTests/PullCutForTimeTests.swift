@@ -29,7 +29,7 @@ final class StallingAfterOffersContact: QUICServerDelegate, @unchecked Sendable 
     func accepted(_ stream: QUICConnection) {
         Thread { [self] in
             let deadlines = LinkDeadlines(handshakeSeconds: 10, messageSeconds: 60, connectionSeconds: 60)
-            guard let connection = try? LinkConnection.accept(stream, deadlines: deadlines, start: Date()) else { return }
+            guard let connection = try? LinkConnection.accept(stream, deadlines: deadlines, start: QUICConnection.clock.now()) else { return }
             defer { connection.abort() }
             do {
                 try connection.send(LinkWire.challenge([UInt8](repeating: 7, count: GrantProof.challengeCount)))

@@ -192,9 +192,9 @@ import TestSupport
         let local = try #require(QUICAddress.resolve(host: source, port: 0).first)
         let stream = try QUICEndpoint.dial(address, from: local, expected: alice.endpoint.bytes, alpn: LinkProtocolName.offer.rawValue,
                                            identity: try LinkIdentity.quic(identity), timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 120),
-                                           handshakeDeadline: Date().addingTimeInterval(5), shouldStop: { false })
+                                           handshakeDeadline: QUICConnection.clock.deadline(in: 5), shouldStop: { false })
         let connection = LinkConnection(stream: stream, remote: alice.endpoint, protocolName: .offer, dialled: true,
-                                        deadline: Date().addingTimeInterval(120), messageSeconds: 60)
+                                        deadline: QUICConnection.clock.deadline(in: 120), messageSeconds: 60)
         try connection.send(LinkWire.hello)
         if let grant { #expect(try ProofExchange.prove(connection, grant: grant, identity: identity) == .accepted) }
         return connection
@@ -269,7 +269,7 @@ import TestSupport
         let silent = try QUICEndpoint.dial(address, expected: alice.endpoint.bytes, alpn: LinkProtocolName.offer.rawValue,
                                            identity: try LinkIdentity.quic(try bob.identity()),
                                            timeouts: QUICTimeouts(handshakeSeconds: 5, idleSeconds: 120),
-                                           handshakeDeadline: Date().addingTimeInterval(5), shouldStop: { false })
+                                           handshakeDeadline: QUICConnection.clock.deadline(in: 5), shouldStop: { false })
         defer { silent.abort() }
         #expect(!(try HalfOpenPeer(from: "127.0.0.1", to: alice.port, expecting: alice.endpoint).answered(within: 0.5)), "the one slot is taken")
         let start = Date()

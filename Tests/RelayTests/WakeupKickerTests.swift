@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import Runner
 import Testing
@@ -30,6 +31,26 @@ import Testing
         if times.count == 2 { #expect(times[1] - requested >= 0.6, "the second pass waited for the deferred push") }
         usleep(300_000)
         #expect(launches.all.count == 2, "nothing more")
+    }
+
+    @Test func aPushDeferredByTheWholeDebounceWindowGetsItsPassOnceTheMonotonicClockReachesItsEnd() throws {
+        let launches = Launches()
+        let manual = ManualClock()
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let kicker = WakeupKicker(clock: .fixed(now), elapsed: manual.clock) { launches.record() }
+        kicker.start()
+        defer { kicker.stop() }
+        kicker.request(dueAt: now.unixMilliseconds + 30_000)  // due when its 30 s window ends
+        kicker.request(dueAt: now.unixMilliseconds)           // due now
+        let first = Date().addingTimeInterval(5)
+        while launches.all.isEmpty && Date() < first { usleep(10_000) }
+        manual.advance(by: 29.8)
+        usleep(200_000)
+        #expect(launches.all.count == 1, "the deferred push waits for its window")
+        manual.advance(by: 0.2)
+        let second = Date().addingTimeInterval(5)
+        while launches.all.count < 2 && Date() < second { usleep(10_000) }
+        #expect(launches.all.count == 2, "its pass starts once the window has passed on the monotonic clock")
     }
 
     @Test func aBurstOfImmediateRequestsDuringAPassIsCoalescedIntoOneMorePass() throws {

@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import QUIC
 
@@ -10,8 +11,10 @@ final class LinkActivity: @unchecked Sendable {
     // @unchecked: the mutable fields are read and written only while `lock` is held.
     let connection: QUICConnection
     let source: LinkSource
+    /// The clock idle time is measured on.
+    private let clock: MonotonicClock
     private let lock = NSLock()
-    private var lastMessage: Date
+    private var lastMessage: MonotonicInstant
     private var proven = false
     private var slotGiven = false
     private var wasEvicted = false
@@ -20,14 +23,16 @@ final class LinkActivity: @unchecked Sendable {
     /// message: one in the middle of an exchange is left to finish.
     static let provenIdleSeconds: TimeInterval = 1
 
-    init(connection: QUICConnection, source: LinkSource, since: Date) {
+    init(connection: QUICConnection, source: LinkSource, clock: MonotonicClock) {
         self.connection = connection
         self.source = source
-        lastMessage = since
+        self.clock = clock
+        lastMessage = clock.now()
     }
 
     /// A whole message arrived or left.
-    func touch(_ now: Date = Date()) {
+    func touch() {
+        let now = clock.now()
         lock.lock(); lastMessage = now; lock.unlock()
     }
 
@@ -39,10 +44,10 @@ final class LinkActivity: @unchecked Sendable {
     /// How evictable the connection is at `now`: nil when it must be left alone (proven and busy, or its slot already
     /// given back); otherwise unproven connections before proven ones, each longest idle first (a smaller key goes
     /// first).
-    func evictionKey(_ now: Date) -> (Int, Date)? {
+    func evictionKey(_ now: MonotonicInstant) -> (Int, MonotonicInstant)? {
         lock.lock(); defer { lock.unlock() }
         if slotGiven { return nil }
-        if proven && now.timeIntervalSince(lastMessage) < LinkActivity.provenIdleSeconds { return nil }
+        if proven && now - lastMessage < LinkActivity.provenIdleSeconds { return nil }
         return (proven ? 1 : 0, lastMessage)
     }
 

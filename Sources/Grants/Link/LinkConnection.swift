@@ -1,5 +1,6 @@
 import CShims
 import Cryptography
+import Elapsed
 import Foundation
 import QUIC
 import Runner
@@ -24,13 +25,13 @@ package final class LinkConnection {
     let dialled: Bool
     private var closed = false
     /// No read or write completes after this instant (the connection deadline; a caller may bring it forward).
-    package var deadline: Date
+    package var deadline: MonotonicInstant
     /// Seconds one message may take to arrive or leave.
     package let messageSeconds: TimeInterval
     /// Served connections: when its last whole frame came or went, and whether it proved a grant (for making room).
     var activity: LinkActivity?
 
-    init(stream: QUICConnection, remote: EndpointID, protocolName: LinkProtocolName, dialled: Bool, deadline: Date, messageSeconds: TimeInterval) {
+    init(stream: QUICConnection, remote: EndpointID, protocolName: LinkProtocolName, dialled: Bool, deadline: MonotonicInstant, messageSeconds: TimeInterval) {
         self.stream = stream
         self.remote = remote
         self.protocolName = protocolName
@@ -50,10 +51,10 @@ package final class LinkConnection {
     /// The handshake gets `connectTimeout`; `until` (a pass's or a contact's deadline) bounds the whole connection
     /// when it comes before `deadlines.connectionSeconds`.
     package static func dial(_ address: LinkAddress, expected: EndpointID, protocolName: LinkProtocolName, identity: NodeIdentity,
-                            connectTimeout: Int, deadlines: LinkDeadlines = .standard, until: Date? = nil) throws -> LinkConnection {
-        let start = Date()
-        let connectionDeadline = min(start.addingTimeInterval(deadlines.connectionSeconds), until ?? .distantFuture)
-        let handshakeDeadline = min(start.addingTimeInterval(TimeInterval(connectTimeout)), connectionDeadline)
+                            connectTimeout: Int, deadlines: LinkDeadlines = .standard, until: MonotonicInstant? = nil) throws -> LinkConnection {
+        let start = QUICConnection.clock.now()
+        let connectionDeadline = min(start + deadlines.connectionSeconds, until ?? .distantFuture)
+        let handshakeDeadline = min(start + TimeInterval(connectTimeout), connectionDeadline)
         let candidates = QUICAddress.resolve(host: address.host, port: address.port)
         guard !candidates.isEmpty else { throw LinkFailure.unreachable }
         let quicIdentity = try LinkIdentity.quic(identity)
@@ -78,13 +79,13 @@ package final class LinkConnection {
 
     /// The server side of a connection whose handshake completed at the endpoint, accepted at `start`: reads the
     /// dialler's hello. Nil protocol or key (cannot happen after a completed handshake) is a handshake failure.
-    static func accept(_ stream: QUICConnection, deadlines: LinkDeadlines, start: Date, activity: LinkActivity? = nil) throws -> LinkConnection {
+    static func accept(_ stream: QUICConnection, deadlines: LinkDeadlines, start: MonotonicInstant, activity: LinkActivity? = nil) throws -> LinkConnection {
         guard let remote = try? EndpointID(bytes: stream.remoteKey), let protocolName = LinkProtocolName(rawValue: stream.protocolName) else {
             stream.abort()
             throw LinkFailure.handshake
         }
         let connection = LinkConnection(stream: stream, remote: remote, protocolName: protocolName, dialled: false,
-                                        deadline: start.addingTimeInterval(deadlines.connectionSeconds), messageSeconds: deadlines.messageSeconds)
+                                        deadline: start + deadlines.connectionSeconds, messageSeconds: deadlines.messageSeconds)
         connection.activity = activity
         // The hello ends the handshake: a connection that has not sent it by the handshake deadline (counted from its
         // first packet) is cut and keeps no slot. A missing or wrong hello is cut at once (abort), not closed
@@ -153,7 +154,7 @@ package final class LinkConnection {
             stream.abort(code: 0)
             return
         }
-        let linger = min(Date().addingTimeInterval(2), deadline)
+        let linger = min(QUICConnection.clock.deadline(in: 2), deadline)
         stream.finish()
         stream.waitForPeer(until: linger)
         stream.close(linger: linger)
@@ -166,9 +167,9 @@ package final class LinkConnection {
     }
 
     /// The end of the message starting now: `messageSeconds` from now, or the connection deadline if sooner.
-    private var messageDeadline: Date { min(Date().addingTimeInterval(messageSeconds), deadline) }
+    private var messageDeadline: MonotonicInstant { min(QUICConnection.clock.deadline(in: messageSeconds), deadline) }
 
-    private func readExactly(_ count: Int, until: Date) throws -> [UInt8] {
+    private func readExactly(_ count: Int, until: MonotonicInstant) throws -> [UInt8] {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(count)
         while buffer.count < count {

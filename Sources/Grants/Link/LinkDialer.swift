@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import Runner
 
@@ -8,13 +9,13 @@ struct LinkDialer {
 
     /// Opens `protocolName` to `contact`. Throws `LinkFailure` when the contact cannot be reached or is not who it should be.
     /// `until` (a pass's or a contact's deadline) ends the connection sooner than `link.connection-timeout-seconds`.
-    func dial(_ contact: Contact, _ protocolName: LinkProtocolName, until: Date? = nil) throws -> LinkConnection {
+    func dial(_ contact: Contact, _ protocolName: LinkProtocolName, until: MonotonicInstant? = nil) throws -> LinkConnection {
         try dial(contact.endpoint, at: contact.address, protocolName, until: until)
     }
 
     /// Opens `protocolName` to the node with key `endpoint` at `address` (a contact's cached `HOST:PORT`), with the
     /// `link.*` deadlines: connect and handshake within `link.connect-timeout-seconds`.
-    func dial(_ endpoint: EndpointID, at address: String?, _ protocolName: LinkProtocolName, until: Date? = nil) throws -> LinkConnection {
+    func dial(_ endpoint: EndpointID, at address: String?, _ protocolName: LinkProtocolName, until: MonotonicInstant? = nil) throws -> LinkConnection {
         guard let text = address, let parsed = try? LinkAddress.parseLink(text) else { throw LinkFailure.unreachable }
         return try LinkConnection.dial(parsed, expected: endpoint, protocolName: protocolName, identity: node.identity,
                                        connectTimeout: try context.settings.int(GrantsSettings.connectTimeout),

@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import QUIC
 import Runner
@@ -31,10 +32,11 @@ final class LinkListener: QUICServerDelegate, Sendable {
         /// The connections being served, for making room.
         var live: [ObjectIdentifier: LinkActivity] = [:]
         var refusedSinceLog = 0
-        var lastRefusalLog = Date.distantPast
+        /// When refusals were last logged (nil: never).
+        var lastRefusalLog: MonotonicInstant?
         /// Failed or timed-out handshakes not yet logged, and when each category was last logged.
         var handshakeFailuresSinceLog: [LinkFailure: Int] = [:]
-        var lastHandshakeFailureLog: [LinkFailure: Date] = [:]
+        var lastHandshakeFailureLog: [LinkFailure: MonotonicInstant] = [:]
     }
     private let state = Mutex(State())
 
@@ -45,6 +47,9 @@ final class LinkListener: QUICServerDelegate, Sendable {
         /// Served connections ended to make room for a newcomer.
         var evicted = 0
     }
+
+    /// The clock idle times and log cadences are measured on (the slots' clock).
+    var clock: MonotonicClock { slots.clock }
 
     init(context: JobContext, store: LinkStore, deadlines: LinkDeadlines, slots: LinkSlots, maxConnections: Int?) {
         self.context = context.reopening()
@@ -61,7 +66,7 @@ final class LinkListener: QUICServerDelegate, Sendable {
         StopSignals.wait(every: 0.05) {
             if store.isReplaced { return true }
             if let maxConnections, count(\.admitted) >= maxConnections { return true }
-            if let idleExit, let since = slots.idleSince, Date().timeIntervalSince(since) >= Double(idleExit) { return true }
+            if let idleExit, let idle = slots.idleSeconds, idle >= Double(idleExit) { return true }
             return false
         }
         // Every served connection ends by its deadlines at the latest, sooner once SIGTERM was heard; then the
@@ -93,7 +98,7 @@ final class LinkListener: QUICServerDelegate, Sendable {
     /// (it sent its hello at most), longest idle first, else a proven one idle between messages for at least
     /// `LinkActivity.provenIdleSeconds`. Its slot is freed here; its thread then hears the connection closed.
     func makeRoom(for address: QUICAddress) -> QUICConnection? {
-        let now = Date()
+        let now = clock.now()
         let victim: LinkActivity? = state.withLock { state in
             let candidates = state.live.values.compactMap { activity in activity.evictionKey(now).map { (key: $0, activity: activity) } }
                 .sorted { $0.key < $1.key }
@@ -112,9 +117,10 @@ final class LinkListener: QUICServerDelegate, Sendable {
             state.refused += 1
             state.refusedSinceLog += 1
             // At most one line a minute, however fast connections are refused.
-            let log = Date().timeIntervalSince(state.lastRefusalLog) >= 60
+            let now = clock.now()
+            let log = state.lastRefusalLog.map { now - $0 >= 60 } ?? true
             let count = state.refusedSinceLog
-            if log { state.lastRefusalLog = Date(); state.refusedSinceLog = 0 }
+            if log { state.lastRefusalLog = now; state.refusedSinceLog = 0 }
             return (log, count)
         }
         if log { context.logger.warn("link-connections-refused", ["reason": "cap-reached", "count": .int(count)]) }
@@ -130,9 +136,10 @@ final class LinkListener: QUICServerDelegate, Sendable {
         if failure == .stopped { return }
         let (log, count) = state.withLock { state in
             state.handshakeFailuresSinceLog[failure, default: 0] += 1
-            let log = Date().timeIntervalSince(state.lastHandshakeFailureLog[failure] ?? .distantPast) >= 60
+            let now = clock.now()
+            let log = state.lastHandshakeFailureLog[failure].map { now - $0 >= 60 } ?? true
             let count = state.handshakeFailuresSinceLog[failure] ?? 0
-            if log { state.lastHandshakeFailureLog[failure] = Date(); state.handshakeFailuresSinceLog[failure] = 0 }
+            if log { state.lastHandshakeFailureLog[failure] = now; state.handshakeFailuresSinceLog[failure] = 0 }
             return (log, count)
         }
         if log { logHandshakeFailures(failure, count: count) }
@@ -143,8 +150,9 @@ final class LinkListener: QUICServerDelegate, Sendable {
     }
 
     func accepted(_ connection: QUICConnection) {
-        let start = Date()
-        let activity = LinkActivity(connection: connection, source: LinkSource(connection.remoteAddress.storage), since: start)
+        // The connection's deadlines are instants of QUIC's clock.
+        let start = QUICConnection.clock.now()
+        let activity = LinkActivity(connection: connection, source: LinkSource(connection.remoteAddress.storage), clock: clock)
         state.withLock { state in
             state.admitted += 1
             state.serving += 1
@@ -163,7 +171,7 @@ final class LinkListener: QUICServerDelegate, Sendable {
 
     /// One connection, on its own thread: the hello, then the exchange over the shared store.
     /// A connection evicted for a newcomer ends without a log line (the count is in `link-stopped`).
-    static func serve(_ stream: QUICConnection, activity: LinkActivity? = nil, start: Date, context: JobContext.Reopening, store: LinkStore, deadlines: LinkDeadlines) {
+    static func serve(_ stream: QUICConnection, activity: LinkActivity? = nil, start: MonotonicInstant, context: JobContext.Reopening, store: LinkStore, deadlines: LinkDeadlines) {
         let connection: LinkConnection
         do { connection = try LinkConnection.accept(stream, deadlines: deadlines, start: start, activity: activity) } catch {
             stream.abort()

@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import QUIC
 import Synchronization
@@ -7,16 +8,20 @@ import Synchronization
 final class LinkSlots: Sendable {
     let maxTotal: Int
     let maxPerSource: Int
+    /// The clock the idle time is measured on.
+    let clock: MonotonicClock
     private struct State {
         var total = 0
         var perSource: [LinkSource: Int] = [:]
-        var lastChange = Date()
+        var lastChange: MonotonicInstant
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    init(maxTotal: Int, maxPerSource: Int) {
+    init(maxTotal: Int, maxPerSource: Int, clock: MonotonicClock = .system) {
         self.maxTotal = maxTotal
         self.maxPerSource = maxPerSource
+        self.clock = clock
+        state = Mutex(State(lastChange: clock.now()))
     }
 
     /// Takes a slot for a connection from `source`, or says which cap is reached (the caller drops it, or first
@@ -27,7 +32,7 @@ final class LinkSlots: Sendable {
             guard state.total < maxTotal else { return .tableFull }
             state.total += 1
             state.perSource[source, default: 0] += 1
-            state.lastChange = Date()
+            state.lastChange = clock.now()
             return .admitted
         }
     }
@@ -37,7 +42,7 @@ final class LinkSlots: Sendable {
         state.withLock { state in
             state.total -= 1
             if let count = state.perSource[source], count > 1 { state.perSource[source] = count - 1 } else { state.perSource[source] = nil }
-            state.lastChange = Date()
+            state.lastChange = clock.now()
         }
     }
 
@@ -45,5 +50,8 @@ final class LinkSlots: Sendable {
     var active: Int { state.withLock { $0.total } }
 
     /// Since when nothing has been answered (nil while a connection is open).
-    var idleSince: Date? { state.withLock { $0.total == 0 ? $0.lastChange : nil } }
+    var idleSince: MonotonicInstant? { state.withLock { $0.total == 0 ? $0.lastChange : nil } }
+
+    /// Seconds with no connection open (nil while one is).
+    var idleSeconds: Double? { idleSince.map { clock.seconds(since: $0) } }
 }

@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import Runner
 
@@ -23,12 +24,14 @@ final class LinkStore: @unchecked Sendable {
     let vault: Vault
     let identity: NodeIdentity
     let clock: Clock
+    /// The clock the identity check's cadence is timed on.
+    let monotonic: MonotonicClock
     /// Idle read connections kept at most (more are opened while more readers are busy, then closed).
     let keep: Int
     private let fileIdentity: StoreFileIdentity?
     private var idle: [(context: JobContext, node: Node)] = []
     private var replaced = false
-    private var lastLook = Date()
+    private var lastLook: MonotonicInstant
     private let lock = NSLock()
 
     /// The store of `context` (whose node is `node`), writing through a writer that lets at most `maxBatch` requests
@@ -38,10 +41,12 @@ final class LinkStore: @unchecked Sendable {
         vault = node.vault
         identity = node.identity
         clock = context.clock
+        monotonic = context.monotonic
+        lastLook = context.monotonic.now()
         self.keep = keep
         fileIdentity = StoreFileIdentity.current(path: context.storePath)
         let path = context.storePath
-        writer = GroupCommitWriter(maxBatch: maxBatch, open: {
+        writer = GroupCommitWriter(maxBatch: maxBatch, clock: context.monotonic, open: {
             do { return try Database(path: path) } catch { throw StoreFailure.jobError(for: error) }
         })
     }
@@ -54,8 +59,8 @@ final class LinkStore: @unchecked Sendable {
     /// second old (the serving loop asks this every few milliseconds: this is the timer's check).
     var isReplaced: Bool {
         let due = lock.withLock { () -> Bool in
-            guard !replaced, Date().timeIntervalSince(lastLook) >= 1 else { return false }
-            lastLook = Date()
+            guard !replaced, monotonic.seconds(since: lastLook) >= 1 else { return false }
+            lastLook = monotonic.now()
             return true
         }
         if due { checkIdentity() }

@@ -55,7 +55,7 @@ struct ServeLinkCommand: Command {
         let identity = try LinkIdentity.quic(node.identity)
         let deadlines = try LinkDeadlines.serving(context.settings)
         let slots = LinkSlots(maxTotal: try context.settings.int(GrantsSettings.maxConnections),
-                              maxPerSource: try context.settings.int(GrantsSettings.maxConnectionsPerAddress))
+                              maxPerSource: try context.settings.int(GrantsSettings.maxConnectionsPerAddress), clock: context.monotonic)
         let alpns = LinkProtocolName.allCases.map(\.rawValue)
         var timeouts = LinkIdentity.timeouts(deadlines)
         timeouts.validateAbove = try context.settings.int(GrantsSettings.validateAbove)

@@ -1,4 +1,6 @@
+import Elapsed
 import Foundation
+import QUIC
 import Runner
 
 /// `pull-offers [--check-now]`: collects offers contacts hold for this node (docs/protocols/grants-and-link.md §11.2–§11.3).
@@ -38,7 +40,7 @@ struct PullOffersJob: Job {
         }
         let node = try Node(context)
         let settings = context.settings
-        let passDeadline = Date().addingTimeInterval(TimeInterval(try settings.int(GrantsSettings.pullPassBudget)))
+        let passDeadline = context.monotonic.deadline(in: TimeInterval(try settings.int(GrantsSettings.pullPassBudget)))
         let contactSeconds = TimeInterval(try settings.int(GrantsSettings.pullContactTimeout))
         let width = try settings.int(GrantsSettings.pullParallelDials)
         var counts: Counts = ["contacts": 0, "collected": 0, "duplicates": 0, "refused": 0, "recent": 0, "blocked": 0, "no_grant": 0,
@@ -101,7 +103,7 @@ struct PullOffersJob: Job {
     }
 
     /// One dialling thread: takes contacts from `board` until none are left, over a store connection of its own.
-    private static func dialContacts(_ board: PullBoard, context base: JobContext.Reopening, contactSeconds: TimeInterval, passDeadline: Date) {
+    private static func dialContacts(_ board: PullBoard, context base: JobContext.Reopening, contactSeconds: TimeInterval, passDeadline: MonotonicInstant) {
         let context: JobContext
         let node: Node
         do {
@@ -116,12 +118,14 @@ struct PullOffersJob: Job {
         while let (index, contact, grant) = board.next() {
             var counts = Counts()
             defer { board.add(counts) }
-            guard Date() < passDeadline else {
+            let clock = context.monotonic
+            guard !clock.hasPassed(passDeadline) else {
                 counts.add("skipped_for_time")
                 board.skippedForTime(index: index, label: contact.label)
                 continue
             }
-            let until = min(Date().addingTimeInterval(contactSeconds), passDeadline)
+            // The link's deadlines are instants of QUIC's clock: the time left on the pass's clock is carried over.
+            let until = QUICConnection.clock.deadline(in: min(contactSeconds, passDeadline - clock.now()))
             do {
                 let now = context.nowMilliseconds
                 try node.database.write { db in _ = try db.execute("UPDATE contacts SET last_pull_at = ? WHERE id = ?", [now, contact.id]) }
@@ -151,7 +155,7 @@ struct PullOffersJob: Job {
     /// One pull from one contact: adds the offers newly stored (`collected`), already known (`duplicates`) and
     /// refused to `counts`, also when the pull is stopped or fails part-way (each frame's offers commit as it comes).
     private static func pull(_ contact: Contact, grant: HeldGrant, node: Node, incoming: IncomingOffers, dialer: LinkDialer,
-                             context: JobContext, until: Date, counts: inout Counts) throws {
+                             context: JobContext, until: MonotonicInstant, counts: inout Counts) throws {
         let connection = try dialer.dial(contact, .pull, until: until)
         defer { connection.close() }
         let answer = try ProofExchange.prove(connection, grant: grant, identity: node.identity)

@@ -77,7 +77,7 @@ struct ServeRelayCommand: Command {
             throw JobError.configuration("listen", failure.message)
         }
 
-        let kicker = WakeupKicker(clock: context.clock, launch: Self.passLauncher(context))
+        let kicker = WakeupKicker(clock: context.clock, elapsed: context.monotonic, launch: Self.passLauncher(context))
         let push = !context.arguments.flag("--no-push")
         if push { kicker.start() }
         // One writer commits the writes of many requests at once (docs/group-commit.md). On PostgreSQL, --max-batch 1

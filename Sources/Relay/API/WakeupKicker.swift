@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import Runner
 
@@ -9,25 +10,30 @@ import Runner
 final class WakeupKicker: @unchecked Sendable {
     private let launch: @Sendable () -> Void
     private let clock: Clock
+    /// The clock the wanted passes are timed on.
+    private let elapsed: MonotonicClock
     private let condition = NSCondition()
-    /// Wanted passes, on the monotonic clock (seconds); deferred ones rounded up to 100 ms so a burst shares one entry. A pass
+    /// Wanted passes, on the monotonic clock; deferred ones rounded up to 100 ms so a burst shares one entry. A pass
     /// started at T covers every entry due by T; later ones stay (a push deferred by the debounce window).
-    private var wanted = Set<TimeInterval>()
+    private var wanted = Set<MonotonicInstant>()
     private var stopped = false
     private var thread: Thread?
     /// More distinct deadlines than this collapse into the earliest (the minute timer remains the backstop).
     static let maxPending = 4096
 
-    init(clock: Clock, launch: @escaping @Sendable () -> Void) {
+    init(clock: Clock, elapsed: MonotonicClock = .system, launch: @escaping @Sendable () -> Void) {
         self.clock = clock
+        self.elapsed = elapsed
         self.launch = launch
     }
 
     /// A push becomes due at `dueAt` (Unix ms on the injected clock).
     func request(dueAt: Int64) {
         let delay = max(0, Double(dueAt - clock.now().unixMilliseconds) / 1000)
-        let now = ProcessInfo.processInfo.systemUptime
-        let at = delay == 0 ? now : ((now + delay) * 10).rounded(.up) / 10
+        let now = elapsed.now()
+        let tenth: Int64 = 100_000_000
+        let later = (now + delay).nanoseconds
+        let at = delay == 0 ? now : MonotonicInstant(nanoseconds: (later / tenth + (later % tenth > 0 ? 1 : 0)) * tenth)
         condition.lock()
         if wanted.count < Self.maxPending || at <= (wanted.min() ?? at) { wanted.insert(at) }
         condition.signal()
@@ -56,9 +62,9 @@ final class WakeupKicker: @unchecked Sendable {
                 condition.wait()
                 continue
             }
-            let now = ProcessInfo.processInfo.systemUptime
+            let now = elapsed.now()
             if at > now {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: at - now))
+                _ = condition.wait(until: elapsed.wakeDate(for: at, atMost: 1))
                 continue
             }
             wanted = wanted.filter { $0 > now }

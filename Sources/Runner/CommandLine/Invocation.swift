@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 import Store
 
@@ -5,6 +6,8 @@ import Store
 package struct Invocation: Sendable {
     package var storePath: String
     package var clock: Clock
+    /// The clock deadlines, durations and intervals read (tests: a `ManualClock`).
+    package var monotonic: MonotonicClock
     package var jsonOutput: Bool
     package var logFormat: Logger.Format
     package var logLevel: Logger.Level
@@ -17,13 +20,14 @@ package struct Invocation: Sendable {
     package var errorOutput: @Sendable (String) -> Void
     package var readInput: @Sendable () throws -> [UInt8]
 
-    package init(storePath: String, clock: Clock = .system, jsonOutput: Bool = false, logFormat: Logger.Format = .text,
+    package init(storePath: String, clock: Clock = .system, monotonic: MonotonicClock = .system, jsonOutput: Bool = false, logFormat: Logger.Format = .text,
                 logLevel: Logger.Level = .info, metricsDirectory: String? = nil, environment: [String: String] = [:],
                 output: TextOutput = StandardOutput(), logSink: (@Sendable (String) -> Void)? = nil,
                 errorOutput: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) },
                 readInput: @escaping @Sendable () throws -> [UInt8] = { try StandardInput.read() }) {
         self.storePath = storePath
         self.clock = clock
+        self.monotonic = monotonic
         self.jsonOutput = jsonOutput
         self.logFormat = logFormat
         self.logLevel = logLevel
@@ -155,7 +159,7 @@ package struct Invocation: Sendable {
 
     /// A context for `name` over an open store.
     package func context(name: String, database: Database, arguments: Arguments, dryRun: Bool, catalog: Catalog) -> JobContext {
-        JobContext(name: name, database: database, clock: clock, logger: logger(for: name), environment: environment,
+        JobContext(name: name, database: database, clock: clock, monotonic: monotonic, logger: logger(for: name), environment: environment,
                    arguments: arguments, dryRun: dryRun, jsonOutput: jsonOutput, storePath: storePath, output: output,
                    readInput: readInput, settings: catalog.settings,
                    storeKeyLocation: StoreKeyLocation.resolve(environment: environment, storePath: storePath), sealedSamples: catalog.sealedSamples)

@@ -1,9 +1,10 @@
 import CShims
 import Cryptography
+import Elapsed
 import Foundation
 import Store
 
-/// Everything a job pass or a command receives: the store, the injected clock, the logger, configuration,
+/// Everything a job pass or a command receives: the store, the injected clocks, the logger, configuration,
 /// its parsed arguments, output, and cancellation. Domain code takes what it needs from here and nothing
 /// from globals.
 package final class JobContext {
@@ -13,6 +14,8 @@ package final class JobContext {
     package let database: Database
     /// The clock domain decisions read (`--now`).
     package let clock: Clock
+    /// The clock deadlines, durations and intervals read: monotonic, never the wall clock (docs/design.md, "Clocks").
+    package let monotonic: MonotonicClock
     package let logger: Logger
     /// Process environment (configuration such as `RELAY_URL`).
     package let environment: [String: String]
@@ -38,7 +41,7 @@ package final class JobContext {
     /// The emitted progress (rows done, total), for an operator watching a TTY.
     var progressReporter: ProgressReporter?
 
-    package init(name: String, database: Database, clock: Clock, logger: Logger, environment: [String: String],
+    package init(name: String, database: Database, clock: Clock, monotonic: MonotonicClock = .system, logger: Logger, environment: [String: String],
                 arguments: Arguments, dryRun: Bool, jsonOutput: Bool, storePath: String, output: TextOutput,
                 readInput: @escaping @Sendable () throws -> [UInt8], settings: [SettingSpec], storeKeyLocation: StoreKeyLocation,
                 sealedSamples: [SealedSample] = []) {
@@ -46,7 +49,9 @@ package final class JobContext {
         self.sealedSamples = sealedSamples
         self.database = database
         self.clock = clock
+        self.monotonic = monotonic
         self.logger = logger
+        self.lastYield = monotonic.now()
         self.environment = environment
         self.arguments = arguments
         self.dryRun = dryRun
@@ -63,7 +68,7 @@ package final class JobContext {
     /// cross threads), opened on the other. The opened copy shares the clock, logger, environment, arguments,
     /// output and the store key already loaded: call `keyring()` first.
     package func reopening() -> Reopening {
-        Reopening(name: name, clock: clock, logger: logger, environment: environment, arguments: arguments, dryRun: dryRun,
+        Reopening(name: name, clock: clock, monotonic: monotonic, logger: logger, environment: environment, arguments: arguments, dryRun: dryRun,
                   jsonOutput: jsonOutput, storePath: storePath, output: output, readInput: readInput, settings: settings.specs,
                   storeKeyLocation: storeKeyLocation, storeKey: cachedStoreKey, keyring: cachedKeyring, sealedSamples: sealedSamples)
     }
@@ -72,6 +77,7 @@ package final class JobContext {
     package struct Reopening: Sendable {
         let name: String
         let clock: Clock
+        let monotonic: MonotonicClock
         package let logger: Logger
         let environment: [String: String]
         let arguments: Arguments
@@ -90,7 +96,7 @@ package final class JobContext {
         package func open() throws -> JobContext {
             let database: Database
             do { database = try Database(path: storePath) } catch { throw StoreFailure.jobError(for: error) }
-            let context = JobContext(name: name, database: database, clock: clock, logger: logger, environment: environment,
+            let context = JobContext(name: name, database: database, clock: clock, monotonic: monotonic, logger: logger, environment: environment,
                                      arguments: arguments, dryRun: dryRun, jsonOutput: jsonOutput, storePath: storePath, output: output,
                                      readInput: readInput, settings: settings, storeKeyLocation: storeKeyLocation, sealedSamples: sealedSamples)
             context.cachedStoreKey = storeKey
@@ -127,7 +133,7 @@ package final class JobContext {
     /// What the pass has committed so far. A job that updates this as batches commit has them recorded
     /// in the ledger even when it fails or is stopped part-way.
     package var committed = Counts()
-    private var lastYield = Date()
+    private var lastYield: MonotonicInstant
 
     /// Call between batches: throws `JobError.cancelled` once SIGTERM or SIGINT arrived, renews the lease when
     /// due, and every 100 ms pauses 5 ms outside any transaction so other writers (the app, other jobs) get the
@@ -135,9 +141,9 @@ package final class JobContext {
     package func checkCancellation() throws {
         if shim_termination_signal() != 0 { throw JobError.cancelled }
         try heartbeat?()
-        if !database.isInTransaction, Date().timeIntervalSince(lastYield) >= 0.1 {
+        if !database.isInTransaction, monotonic.seconds(since: lastYield) >= 0.1 {
             usleep(5_000)
-            lastYield = Date()
+            lastYield = monotonic.now()
         }
     }
 

@@ -1,4 +1,5 @@
 import CShims
+import Elapsed
 import Foundation
 import Store
 
@@ -39,156 +40,43 @@ package struct PassRunner {
         }
     }
 
-    /// The pass itself over an open store.
+    /// The pass itself over an open store: the store check, the lease and the ledger row, the job's run, the end
+    /// recorded, then the log line and the printed result.
     package func pass(_ job: any Job, database: Database, arguments: Arguments, logger: Logger) -> Report {
         let dryRun = arguments.flag("--dry-run")
         let context = invocation.context(name: job.name, database: database, arguments: arguments, dryRun: dryRun, catalog: catalog)
-        let started = Date()
-        let sharesWork = job.passesShareWork && database.engine == .postgresql
-        let lease = sharesWork ? Lease.shared(database: database, job: job.name) : Lease(database: database, job: job.name)
-        let ttl = Int64(job.leaseSeconds) * 1000
-        var ledgerID: Int64?
-        var ledgerStartedAt: Int64 = 0
-        // PostgreSQL: ends of earlier passes this host could not write (the server was down or took no writes).
-        let unrecorded = database.engine == .postgresql ? UnrecordedEnds(environment: invocation.environment) : nil
-        var keptEnds: [String] = []
+        let start = Start(clock: context.monotonic)
 
         shim_install_termination_handlers()
         logger.info("pass.started", ["dry_run": .bool(dryRun)])
 
-        if job.checksStoreBeforeWriting, database.engine == .sqlite {
-            do {
-                try PassRunner.quickCheck(database)
-            } catch {
-                let failure = StoreFailure.jobError(for: error)
-                if failure.category == "store-corrupt" || failure.category == "store-not-a-database" { database.leaveMainFileUntouchedOnClose() }
-                logger.error("pass.failed", ["category": .category(failure), "exit_code": .int(failure.exitCode.rawValue)])
-                emit(job: job.name, result: JobResult(outcome: .failed), error: failure, exitCode: failure.exitCode, startedAt: started, durationMilliseconds: elapsed(since: started), dryRun: dryRun)
-                return Report(result: JobResult(outcome: .failed), exitCode: failure.exitCode, error: failure, startedAt: started, durationMilliseconds: elapsed(since: started))
-            }
+        if job.checksStoreBeforeWriting, database.engine == .sqlite, let failed = checkStore(job, database: database, logger: logger, start: start, dryRun: dryRun) {
+            return failed
         }
-
         // Dry runs change nothing: no lease, no ledger row, no metrics.
+        var held: Held?
         if !dryRun {
-            do {
-                let acquired: Bool = try database.write { _ in
-                    // Stamped once the write lock is held, not at process start: a pass that waited for the lock
-                    // behind another pass's release must not appear in the ledger to have worked alongside it.
-                    // Two clocks: the lease's expiry is the real clock (it is about live processes); the ledger's times
-                    // are the invocation's clock, the one `maintain-store` prunes the ledger by (the emulated day under
-                    // `--now`). The lease's acquisition time is the ledger row's start, which ties the two together.
-                    let leaseNow = Date().unixMilliseconds
-                    let startedMs = invocation.clock.now().unixMilliseconds
-                    // First the ends this host kept, so their rows say what the passes were, not `killed`.
-                    if let unrecorded {
-                        let (files, rows) = try unrecorded.write(job: job.name, on: database)
-                        keptEnds = files
-                        if rows > 0 { logger.info("ledger.kept_end_written", ["runs": .int(rows)]) }
-                    }
-                    if sharesWork {
-                        var abandoned = 0
-                        for startedAt in try lease.takeOverAbandonedShares(of: job.name, now: leaseNow) {
-                            abandoned += try Ledger(database: database).abandonRunning(job: job.name, startedAt: startedAt, finishedAt: startedMs)
-                        }
-                        if abandoned > 0 { logger.warn("lease.taken_over", ["abandoned_runs": .int(abandoned)]) }
-                    }
-                    switch try lease.acquire(now: leaseNow, acquiredAt: startedMs, ttlMilliseconds: ttl) {
-                    case .heldByAnother:
-                        try Ledger(database: database).record(job: job.name, startedAt: startedMs, outcome: .skipped, exitCode: .success, reason: "lease-held")
-                        return false
-                    case .acquired(let tookOver):
-                        if tookOver {
-                            let abandoned = try Ledger(database: database).abandonRunning(job: job.name, finishedAt: startedMs)
-                            logger.warn("lease.taken_over", ["abandoned_runs": .int(abandoned)])
-                        }
-                        ledgerID = try Ledger(database: database).begin(job: job.name, startedAt: startedMs)
-                        ledgerStartedAt = startedMs
-                        return true
-                    }
-                }
-                unrecorded?.remove(keptEnds)
-                if !acquired {
-                    let result = JobResult.skipped("lease-held")
-                    logger.info("pass.skipped", ["reason": "lease-held"])
-                    finishMetrics(job: job.name, outcome: .skipped, database: database, started: started, exitCode: .success, counts: result.counts, logger: logger)
-                    emit(job: job.name, result: result, error: nil, exitCode: .success, startedAt: started, durationMilliseconds: elapsed(since: started), dryRun: dryRun)
-                    return Report(result: result, exitCode: .success, error: nil, startedAt: started, durationMilliseconds: elapsed(since: started))
-                }
-            } catch {
-                let failure = StoreFailure.jobError(for: error)
-                logger.error("pass.failed", ["category": .category(failure), "exit_code": .int(failure.exitCode.rawValue)])
-                emit(job: job.name, result: JobResult(outcome: .failed), error: failure, exitCode: failure.exitCode, startedAt: started, durationMilliseconds: elapsed(since: started), dryRun: dryRun)
-                return Report(result: JobResult(outcome: .failed), exitCode: failure.exitCode, error: failure, startedAt: started, durationMilliseconds: elapsed(since: started))
-            }
-            var lastRenewal = Date()
-            context.heartbeat = {
-                // Renew at a third of the TTL so a slow batch never lets the lease lapse under a live pass.
-                if Date().timeIntervalSince(lastRenewal) * 1000 >= Double(ttl) / 3 {
-                    try lease.renew(now: Date().unixMilliseconds, ttlMilliseconds: ttl)
-                    lastRenewal = Date()
-                }
+            switch takeLease(job, database: database, logger: logger, start: start) {
+            case .held(let taken):
+                held = taken
+                renewLease(taken, context: context)
+            case .finished(let report):
+                return report
             }
         }
-        context.progressReporter = ProgressReporter.forTerminal(json: invocation.jsonOutput, environment: invocation.environment)
-
-        var result: JobResult
-        var failure: JobError?
-        do {
-            result = try job.run(context)
-        } catch {
-            var stopped = StoreFailure.jobError(for: error)
-            // SIGTERM aborts a transfer in flight (HTTPClient), which the job may report as its service being
-            // unavailable or a transient failure: after a stop request that is the stop, reported as such (75).
-            if shim_termination_signal() != 0, stopped.exitCode == .unavailable || stopped.exitCode == .temporaryFailure {
-                stopped = .cancelled
-            }
-            failure = stopped
-            result = JobResult(outcome: .failed, counts: context.committed)
-        }
+        context.progressReporter = ProgressReporter.forTerminal(json: invocation.jsonOutput, environment: invocation.environment, clock: context.monotonic)
+        let (result, failure) = runJob(job, context: context)
         context.progressReporter?.finish()
         let exitCode = failure?.exitCode ?? .success
-        let duration = elapsed(since: started)
+        let duration = start.elapsedMilliseconds()
 
         // A damaged file is left exactly as found: no ledger or lease writes, no checkpoint on close. The lease
         // this pass took then belongs to a dead process and is taken over by the next pass.
         let storeDamaged = failure?.category == "store-corrupt" || failure?.category == "store-not-a-database"
         if storeDamaged { database.leaveMainFileUntouchedOnClose() }
-        if let ledgerID, !storeDamaged {
-            let reason = failure?.category ?? result.reason
-            func recordEnd(on store: Database) throws {
-                try store.write { _ in
-                    try Ledger(database: store).finish(id: ledgerID, outcome: result.outcome, exitCode: exitCode, finishedAt: invocation.clock.now().unixMilliseconds,
-                                                       durationMilliseconds: duration, counts: result.counts, reason: reason)
-                    try lease.on(store).release()
-                }
-            }
-            do {
-                try recordEnd(on: database)
-            } catch {
-                // PostgreSQL: a pass whose connection was lost (the server restarted under it) records its end on a
-                // new connection, so the ledger says what it was (75, store-connection-lost), not `killed`
-                // (docs/roles/relay.md, "PostgreSQL faults"). Five tries a second apart; a server still down, or one
-                // that accepts no writes, leaves the row to the next pass.
-                var recorded = false
-                if database.engine == .postgresql, let lost = error as? StoreError, lost.kind == .connectionLost || lost.kind == .unavailable {
-                    for attempt in 0..<5 where !recorded {
-                        if attempt > 0 { usleep(1_000_000) }
-                        if let fresh = try? Database(path: invocation.storePath), (try? recordEnd(on: fresh)) != nil { recorded = true }
-                    }
-                }
-                if !recorded {
-                    logger.error("ledger.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
-                    // Kept on this host instead: its next pass of this job writes it (`UnrecordedEnds`).
-                    if let unrecorded {
-                        let end = UnrecordedEnds.End(outcome: result.outcome.rawValue, exitCode: Int(exitCode.rawValue), finishedAt: invocation.clock.now().unixMilliseconds,
-                                                     durationMilliseconds: duration, counts: result.counts.json.rendered(), reason: reason)
-                        do { try unrecorded.keep(end, job: job.name, id: ledgerID, startedAt: ledgerStartedAt) } catch {
-                            logger.error("ledger.end_not_kept", ["category": .category(StoreFailure.jobError(for: error))])
-                        }
-                    }
-                }
-            }
-            finishMetrics(job: job.name, outcome: result.outcome, database: database, started: started, exitCode: exitCode, counts: result.counts, logger: logger)
+        if let held, !storeDamaged {
+            recordEnd(job, held: held, database: database, result: result, failure: failure, exitCode: exitCode, duration: duration, logger: logger)
+            finishMetrics(job: job.name, outcome: result.outcome, database: database, start: start, exitCode: exitCode, counts: result.counts, logger: logger)
         }
 
         if let failure {
@@ -198,8 +86,185 @@ package struct PassRunner {
         } else {
             logger.log(.info, "pass.completed", ["duration_ms": .int(duration)], counts: result.counts)
         }
-        emit(job: job.name, result: result, error: failure, exitCode: exitCode, startedAt: started, durationMilliseconds: duration, dryRun: dryRun)
-        return Report(result: result, exitCode: exitCode, error: failure, startedAt: started, durationMilliseconds: duration)
+        emit(job: job.name, result: result, error: failure, exitCode: exitCode, startedAt: start.at, durationMilliseconds: duration, dryRun: dryRun)
+        return Report(result: result, exitCode: exitCode, error: failure, startedAt: start.at, durationMilliseconds: duration)
+    }
+
+    /// When a pass started: the wall instant it shows (`started_at`) and the monotonic instant its duration counts from.
+    struct Start {
+        let at = Date()
+        let clock: MonotonicClock
+        let instant: MonotonicInstant
+
+        init(clock: MonotonicClock) {
+            self.clock = clock
+            self.instant = clock.now()
+        }
+
+        func elapsedSeconds() -> Double { clock.seconds(since: instant) }
+        func elapsedMilliseconds() -> Int { Int((elapsedSeconds() * 1000).rounded()) }
+    }
+
+    /// The lease a pass holds and the ledger row it began.
+    struct Held {
+        let lease: Lease
+        let ttlMilliseconds: Int64
+        let ledgerID: Int64
+        let ledgerStartedAt: Int64
+        /// PostgreSQL: where this host keeps the ends it could not write.
+        let unrecorded: UnrecordedEnds?
+    }
+
+    /// What taking the lease came to: held (the pass runs), or a report to return (skipped, or the store failed).
+    enum LeaseTaking {
+        case held(Held)
+        case finished(Report)
+    }
+
+    /// The report of a pass that failed with `error` before its job ran, printed and logged.
+    private func failedEarly(_ job: any Job, error: Error, logger: Logger, start: Start, dryRun: Bool) -> Report {
+        let failure = StoreFailure.jobError(for: error)
+        logger.error("pass.failed", ["category": .category(failure), "exit_code": .int(failure.exitCode.rawValue)])
+        emit(job: job.name, result: JobResult(outcome: .failed), error: failure, exitCode: failure.exitCode, startedAt: start.at, durationMilliseconds: start.elapsedMilliseconds(), dryRun: dryRun)
+        return Report(result: JobResult(outcome: .failed), exitCode: failure.exitCode, error: failure, startedAt: start.at, durationMilliseconds: start.elapsedMilliseconds())
+    }
+
+    /// SQLite: the quick check before a job that writes; the failed pass's report when the store is damaged, else nil.
+    private func checkStore(_ job: any Job, database: Database, logger: Logger, start: Start, dryRun: Bool) -> Report? {
+        do {
+            try PassRunner.quickCheck(database)
+            return nil
+        } catch {
+            let failure = StoreFailure.jobError(for: error)
+            if failure.category == "store-corrupt" || failure.category == "store-not-a-database" { database.leaveMainFileUntouchedOnClose() }
+            return failedEarly(job, error: failure, logger: logger, start: start, dryRun: dryRun)
+        }
+    }
+
+    /// Takes the job's lease and begins its ledger row in one write (after writing the ends this host kept, and
+    /// taking over abandoned shares); a pass that finds the lease held is recorded as skipped.
+    private func takeLease(_ job: any Job, database: Database, logger: Logger, start: Start) -> LeaseTaking {
+        let sharesWork = job.passesShareWork && database.engine == .postgresql
+        let lease = sharesWork ? Lease.shared(database: database, job: job.name) : Lease(database: database, job: job.name)
+        let ttl = Int64(job.leaseSeconds) * 1000
+        // PostgreSQL: ends of earlier passes this host could not write (the server was down or took no writes).
+        let unrecorded = database.engine == .postgresql ? UnrecordedEnds(environment: invocation.environment) : nil
+        var keptEnds: [String] = []
+        var held: Held?
+        do {
+            try database.write { _ in
+                held = nil
+                // Stamped once the write lock is held, not at process start: a pass that waited for the lock
+                // behind another pass's release must not appear in the ledger to have worked alongside it.
+                // Two clocks: the lease's expiry is the real clock (it is about live processes); the ledger's times
+                // are the invocation's clock, the one `maintain-store` prunes the ledger by (the emulated day under
+                // `--now`). The lease's acquisition time is the ledger row's start, which ties the two together.
+                let leaseNow = Date().unixMilliseconds
+                let startedMs = invocation.clock.now().unixMilliseconds
+                // First the ends this host kept, so their rows say what the passes were, not `killed`.
+                if let unrecorded {
+                    let (files, rows) = try unrecorded.write(job: job.name, on: database)
+                    keptEnds = files
+                    if rows > 0 { logger.info("ledger.kept_end_written", ["runs": .int(rows)]) }
+                }
+                if sharesWork {
+                    var abandoned = 0
+                    for startedAt in try lease.takeOverAbandonedShares(of: job.name, now: leaseNow) {
+                        abandoned += try Ledger(database: database).abandonRunning(job: job.name, startedAt: startedAt, finishedAt: startedMs)
+                    }
+                    if abandoned > 0 { logger.warn("lease.taken_over", ["abandoned_runs": .int(abandoned)]) }
+                }
+                switch try lease.acquire(now: leaseNow, acquiredAt: startedMs, ttlMilliseconds: ttl) {
+                case .heldByAnother:
+                    try Ledger(database: database).record(job: job.name, startedAt: startedMs, outcome: .skipped, exitCode: .success, reason: "lease-held")
+                case .acquired(let tookOver):
+                    if tookOver {
+                        let abandoned = try Ledger(database: database).abandonRunning(job: job.name, finishedAt: startedMs)
+                        logger.warn("lease.taken_over", ["abandoned_runs": .int(abandoned)])
+                    }
+                    let ledgerID = try Ledger(database: database).begin(job: job.name, startedAt: startedMs)
+                    held = Held(lease: lease, ttlMilliseconds: ttl, ledgerID: ledgerID, ledgerStartedAt: startedMs, unrecorded: unrecorded)
+                }
+            }
+        } catch {
+            held = nil
+            return .finished(failedEarly(job, error: error, logger: logger, start: start, dryRun: false))
+        }
+        unrecorded?.remove(keptEnds)
+        if let held { return .held(held) }
+        let result = JobResult.skipped("lease-held")
+        logger.info("pass.skipped", ["reason": "lease-held"])
+        finishMetrics(job: job.name, outcome: .skipped, database: database, start: start, exitCode: .success, counts: result.counts, logger: logger)
+        emit(job: job.name, result: result, error: nil, exitCode: .success, startedAt: start.at, durationMilliseconds: start.elapsedMilliseconds(), dryRun: false)
+        return .finished(Report(result: result, exitCode: .success, error: nil, startedAt: start.at, durationMilliseconds: start.elapsedMilliseconds()))
+    }
+
+    /// Renews the held lease from the job's `checkCancellation()` once a third of its TTL has passed on the monotonic
+    /// clock, so a slow batch never lets the lease lapse under a live pass. The new expiry is a wall stamp: the store
+    /// compares it across processes.
+    private func renewLease(_ held: Held, context: JobContext) {
+        let clock = context.monotonic
+        var lastRenewal = clock.now()
+        context.heartbeat = {
+            if clock.seconds(since: lastRenewal) * 1000 >= Double(held.ttlMilliseconds) / 3 {
+                try held.lease.renew(now: Date().unixMilliseconds, ttlMilliseconds: held.ttlMilliseconds)
+                lastRenewal = clock.now()
+            }
+        }
+    }
+
+    /// Runs the job; a thrown error becomes the pass's failure, with what it committed so far as its counts.
+    private func runJob(_ job: any Job, context: JobContext) -> (JobResult, JobError?) {
+        do {
+            return (try job.run(context), nil)
+        } catch {
+            var stopped = StoreFailure.jobError(for: error)
+            // SIGTERM aborts a transfer in flight (HTTPClient), which the job may report as its service being
+            // unavailable or a transient failure: after a stop request that is the stop, reported as such (75).
+            if shim_termination_signal() != 0, stopped.exitCode == .unavailable || stopped.exitCode == .temporaryFailure {
+                stopped = .cancelled
+            }
+            return (JobResult(outcome: .failed, counts: context.committed), stopped)
+        }
+    }
+
+    /// Finishes the ledger row and releases the lease; a lost PostgreSQL connection tries a new one, and an end no
+    /// connection could write is kept on this host for its next pass.
+    private func recordEnd(_ job: any Job, held: Held, database: Database, result: JobResult, failure: JobError?, exitCode: ExitCode, duration: Int, logger: Logger) {
+        let reason = failure?.category ?? result.reason
+        func recordEnd(on store: Database) throws {
+            try store.write { _ in
+                try Ledger(database: store).finish(id: held.ledgerID, outcome: result.outcome, exitCode: exitCode, finishedAt: invocation.clock.now().unixMilliseconds,
+                                                   durationMilliseconds: duration, counts: result.counts, reason: reason)
+                try held.lease.on(store).release()
+            }
+        }
+        do {
+            try recordEnd(on: database)
+        } catch {
+            // PostgreSQL: a pass whose connection was lost (the server restarted under it) records its end on a
+            // new connection, so the ledger says what it was (75, store-connection-lost), not `killed`
+            // (docs/roles/relay.md, "PostgreSQL faults"). Five tries a second apart; a server still down, or one
+            // that accepts no writes, leaves the row to the next pass.
+            var recorded = false
+            if database.engine == .postgresql, let lost = error as? StoreError, lost.kind == .connectionLost || lost.kind == .unavailable {
+                for attempt in 0..<5 where !recorded {
+                    if attempt > 0 { usleep(1_000_000) }
+                    if let fresh = try? Database(path: invocation.storePath), (try? recordEnd(on: fresh)) != nil { recorded = true }
+                }
+            }
+            if !recorded {
+                logger.error("ledger.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
+                // Kept on this host instead: its next pass of this job writes it (`UnrecordedEnds`).
+                if let unrecorded = held.unrecorded {
+                    let end = UnrecordedEnds.End(outcome: result.outcome.rawValue, exitCode: Int(exitCode.rawValue), finishedAt: invocation.clock.now().unixMilliseconds,
+                                                 durationMilliseconds: duration, counts: result.counts.json.rendered(), reason: reason)
+                    do { try unrecorded.keep(end, job: job.name, id: held.ledgerID, startedAt: held.ledgerStartedAt) } catch {
+                        logger.error("ledger.end_not_kept", ["category": .category(StoreFailure.jobError(for: error))])
+                    }
+                }
+            }
+        }
     }
 
     /// "PRAGMA quick_check" over every page (O(N); it does not compare indexes with their tables, which `doctor`'s
@@ -211,18 +276,16 @@ package struct PassRunner {
         }
     }
 
-    private func finishMetrics(job: String, outcome: JobResult.Outcome, database: Database, started: Date, exitCode: ExitCode, counts: Counts, logger: Logger) {
+    private func finishMetrics(job: String, outcome: JobResult.Outcome, database: Database, start: Start, exitCode: ExitCode, counts: Counts, logger: Logger) {
         guard let directory = invocation.metricsDirectory else { return }
         let lastSuccess = (try? Ledger(database: database).lastSuccess(job: job)).flatMap { $0 }.map { Date(unixMilliseconds: $0) }
         do {
             try MetricsWriter(directory: directory).write(job: job, outcome: outcome, finishedAt: Date(), lastSuccess: lastSuccess,
-                                                          durationSeconds: Date().timeIntervalSince(started), exitCode: exitCode, counts: counts)
+                                                          durationSeconds: start.elapsedSeconds(), exitCode: exitCode, counts: counts)
         } catch {
             logger.warn("metrics.write_failed", ["category": .category(StoreFailure.jobError(for: error))])
         }
     }
-
-    private func elapsed(since start: Date) -> Int { Int((Date().timeIntervalSince(start) * 1000).rounded()) }
 
     /// Prints the pass result: one JSON object with `--json`, else a short summary; failures also on stderr.
     private func emit(job: String, result: JobResult, error: JobError?, exitCode: ExitCode, startedAt: Date, durationMilliseconds: Int, dryRun: Bool) {

@@ -1,3 +1,4 @@
+import Elapsed
 import Foundation
 
 /// Runs the local notification hook, `JOB_NOTIFY_COMMAND` (through `/bin/sh -c`), when something new arrived.
@@ -26,8 +27,8 @@ package enum NotifyCommand {
             context.logger.warn("notify-command-failed", ["reason": "cannot-start"])
             return
         }
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
+        let deadline = context.monotonic.deadline(in: timeoutSeconds)
+        while process.isRunning && !context.monotonic.hasPassed(deadline) { usleep(10_000) }
         if process.isRunning {
             process.terminate()
             context.logger.warn("notify-command-failed", ["reason": "timeout"])

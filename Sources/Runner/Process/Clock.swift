@@ -4,8 +4,8 @@ import Foundation
 /// Where domain code reads "now" from: the system clock, or a fixed instant given with `--now` / `JOB_NOW`.
 ///
 /// Domain decisions (expiry, slots, debounce, retention) read this clock, never `Date()`, so testers can run
-/// any day's background work, and so does the run ledger (its times and its pruning). Leases and durations use
-/// the real clock.
+/// any day's background work, and so does the run ledger (its times and its pruning). Lease stamps use the real
+/// wall clock; durations, deadlines and intervals use `MonotonicClock` (docs/design.md §2, "Clocks").
 package struct Clock: Sendable {
     private let fixed: Date?
 
