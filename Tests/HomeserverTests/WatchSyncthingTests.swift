@@ -303,7 +303,9 @@ import TestSupport
         try relay.script(trigger: [.init(status: 402)])
         try home.change("vault")
         try Self.waitFor(6, "the 402") { relay.triggers.count == 6 }
-        sleep(2)
+        // Its line says the watcher has decided to ask again later (a minute: WatcherRulesTests), not to retry soon.
+        try Self.waitFor(10, "the 402 to be handled: \(watcher.stderrSoFar)") { watcher.stderrSoFar.contains("relay.subscription_inactive") }
+        usleep(500_000)
         #expect(watcher.process.isRunning, "a subscription state never stops the watcher")
         #expect(relay.triggers.count == 6, "the re-check waits a minute")
         let inactive: String? = try m.database().scalar("SELECT last_answer FROM relay_helper_state WHERE id = 1")
