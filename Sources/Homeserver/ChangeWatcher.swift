@@ -146,6 +146,7 @@ final class ChangeWatcher {
             context.logger.warn("syncthing.events_failed", ["errors": .int(metrics.streamErrors)])
         case .events(let events):
             guard var filter else { return }
+            let before = metrics
             metrics.eventsSeen += events.count
             var snapshot: ChangeFilter.Snapshot?
             for event in events {
@@ -161,6 +162,10 @@ final class ChangeWatcher {
                 }
             }
             self.filter = filter
+            // Counts and fixed words only (docs/design.md §5): how the batch was judged, and whether a wake-up is held back now.
+            context.logger.debug("watch.events_handled", ["events": .int(events.count), "changes": .int(metrics.changes - before.changes),
+                                                          "duplicates": .int(metrics.duplicates - before.duplicates),
+                                                          "filtered": .int(metrics.filtered - before.filtered), "pending": .bool(schedule.isPending)])
         }
     }
 

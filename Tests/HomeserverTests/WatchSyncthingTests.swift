@@ -20,13 +20,38 @@ import TestSupport
 
     static func arrivals(_ relay: RelayStandIn) -> [Double] { relay.triggers.compactMap { $0["at"] as? Double } }
 
+    /// Debug logs: the watcher then logs `watch.events_handled` for every event batch it has judged.
+    static let debugLogs = ["JOB_LOG_LEVEL": "debug"]
+
+    /// The watcher's `watch.events_handled` lines so far (when run with `debugLogs`): one per event batch,
+    /// its counts and whether a wake-up is held back once the batch is judged.
+    static func batches(_ watcher: JobProcess.Running) -> [[String: String]] {
+        watcher.stderrSoFar.split(separator: "\n").filter { $0.contains("event=watch.events_handled") }.map { line in
+            Dictionary(line.split(separator: " ").compactMap { field -> (String, String)? in
+                guard let equals = field.firstIndex(of: "=") else { return nil }
+                return (String(field[..<equals]), String(field[field.index(after: equals)...]))
+            }, uniquingKeysWith: { $1 })
+        }
+    }
+
+    /// Changes the unwatched folder `other` as a marker and waits until the watcher has judged it; returns the
+    /// batches after the first `after`. The rescan has finished when `change` returns and Syncthing's events are
+    /// ordered, so by then the watcher has judged every event Syncthing reported before the marker.
+    static func settled(_ watcher: JobProcess.Running, _ home: Homeserver, after: Int) throws -> [[String: String]] {
+        try home.change("other")
+        try waitFor(15, "the watcher to judge the unwatched folder's change: \(watcher.stderrSoFar)") {
+            batches(watcher).dropFirst(after).contains { Int($0["filtered"] ?? "") ?? 0 > 0 }
+        }
+        return Array(batches(watcher).dropFirst(after))
+    }
+
     @Test func oneChangeWakesTheRelayOnceABurstOnceAndUnwatchedOrPausedFoldersNever() throws {
         try #require(SyncthingInstance.isInstalled, "Debian's syncthing package is required")
         let home = try Homeserver()
         defer { home.syncthing.stop() }
         let relay = try RelayStandIn()
         defer { relay.stop() }
-        let m = try HelperMachine(environment: home.environment(relay: relay.url))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url, Self.debugLogs))
         let watcher = try Self.startWatcher(m)
         defer { watcher.signal(SIGKILL) }
         #expect(relay.triggers.isEmpty, "STARTUP_ANNOUNCE=0 sends nothing at start")
@@ -37,7 +62,10 @@ import TestSupport
         let request = try #require(relay.triggers.first)
         #expect((request["body"] as? [String: Any])?.keys.sorted() == ["device_id"])
         #expect((request["body"] as? [String: Any])?["device_id"] as? String == home.syncthing.deviceID)
-        sleep(3)
+        // Once everything the change made Syncthing report is judged, nothing is held back: no second trigger.
+        let afterFirst = try Self.settled(watcher, home, after: Self.batches(watcher).count)
+        #expect(afterFirst.last?["pending"] == "false", "a wake-up is held back after the change's trigger: \(afterFirst)")
+        usleep(500_000)
         #expect(relay.triggers.count == 1, "one change, one trigger")
 
         // 200 files written over 3 s, rescanned as they come: one trigger after the last.
@@ -47,16 +75,20 @@ import TestSupport
             usleep(250_000)
         }
         try Self.waitFor(6, "the burst's trigger") { relay.triggers.count == 2 }
-        sleep(3)
+        let afterBurst = try Self.settled(watcher, home, after: Self.batches(watcher).count)
+        #expect(afterBurst.last?["pending"] == "false", "a wake-up is held back after the burst's trigger: \(afterBurst)")
+        usleep(500_000)
         #expect(relay.triggers.count == 2, "a burst, one trigger")
         #expect((Self.arrivals(relay).last ?? 0) > burstStart + 3, "the trigger follows the burst's last change (trailing edge)")
 
-        // A folder outside WATCHED_FOLDERS, and a watched folder once paused: no trigger.
-        try home.change("other")
+        // A watched folder once paused, and a folder outside WATCHED_FOLDERS (the marker): judged, nothing held back, no trigger.
+        let beforeQuiet = Self.batches(watcher).count
         try home.syncthing.setFolder("quiet", paused: true)
         try "x".write(toFile: home.directory.file("quiet") + "/paused.md", atomically: true, encoding: .utf8)
         try? home.syncthing.rescan("quiet")
-        sleep(4)
+        let quiet = try Self.settled(watcher, home, after: beforeQuiet)
+        #expect(quiet.allSatisfy { $0["pending"] == "false" && $0["changes"] == "0" }, "an unwatched or paused folder's event held a wake-up back: \(quiet)")
+        usleep(500_000)
         #expect(relay.triggers.count == 2, "unwatched or paused folders never trigger")
 
         watcher.signal(SIGTERM)
@@ -176,7 +208,7 @@ import TestSupport
         defer { home.syncthing.stop() }
         let relay = try RelayStandIn()
         defer { relay.stop() }
-        let m = try HelperMachine(environment: home.environment(relay: relay.url))
+        let m = try HelperMachine(environment: home.environment(relay: relay.url, Self.debugLogs))
         let first = try Self.startWatcher(m)
         defer { first.signal(SIGKILL) }
         try home.change("vault")
@@ -186,7 +218,10 @@ import TestSupport
 
         let second = try Self.startWatcher(m)
         defer { second.signal(SIGKILL) }
-        sleep(4)
+        // Everything Syncthing reported before the marker is judged: the old change was no change, nothing is held back.
+        let judged = try Self.settled(second, home, after: 0)
+        #expect(judged.allSatisfy { $0["pending"] == "false" && $0["changes"] == "0" }, "the change already handled was seen again: \(judged)")
+        usleep(500_000)
         #expect(relay.triggers.count == 1, "the change already handled was seen again and sent again: \(second.stderrSoFar)")
         try home.change("vault")
         try Self.waitFor(5, "the next change's trigger") { relay.triggers.count == 2 }
@@ -268,7 +303,9 @@ import TestSupport
         try relay.script(trigger: [.init(status: 402)])
         try home.change("vault")
         try Self.waitFor(6, "the 402") { relay.triggers.count == 6 }
-        sleep(2)
+        // Its line says the watcher has decided to ask again later (a minute: WatcherRulesTests), not to retry soon.
+        try Self.waitFor(10, "the 402 to be handled: \(watcher.stderrSoFar)") { watcher.stderrSoFar.contains("relay.subscription_inactive") }
+        usleep(500_000)
         #expect(watcher.process.isRunning, "a subscription state never stops the watcher")
         #expect(relay.triggers.count == 6, "the re-check waits a minute")
         let inactive: String? = try m.database().scalar("SELECT last_answer FROM relay_helper_state WHERE id = 1")
