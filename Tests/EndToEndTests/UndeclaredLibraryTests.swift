@@ -85,9 +85,12 @@ import TestSupport
     }
 
     /// A home with a migrated store holding an identity, a mesh node, a registration and a grant.
+    static let seedPath = NSTemporaryDirectory() + "undeclared-seed-\(getpid())"
     static let seeded: String = {
-        let home = NSTemporaryDirectory() + "undeclared-seed-\(getpid())"
+        let home = seedPath
         try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        // Removed when the test process exits (a static has no teardown).
+        atexit { try? FileManager.default.removeItem(atPath: UndeclaredLibraryTests.seedPath) }
         let env = JobProcess.environment(home: home)
         for command in [["migrate"], ["identity", "new"], ["mesh", "init", "--nickname", "first"],
                         ["relay", "register", "--device-id", deviceID, "--apns-token", token],
