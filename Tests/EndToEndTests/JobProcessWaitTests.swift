@@ -18,6 +18,28 @@ import TestSupport
                              environment: env)
     }
 
+    /// This process's descriptors open on a finished child's output file (deleted once collected).
+    static func descriptorsOnCollectedOutput() -> Int {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.filter { entry in
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + entry)) ?? ""
+            return target.contains("/jobproc-") && target.hasSuffix("(deleted)")
+        }.count
+    }
+
+    @Test func aFinishedChildLeavesNoDescriptorOpenInTheTestProcess() throws {
+        var children: [JobProcess.Running] = []
+        for n in 0..<30 {
+            let child = try Self.shell("echo \(n)")
+            #expect(try child.wait(timeout: 20).stdout == "\(n)\n")
+            children.append(child)
+        }
+        // The children are still referenced, as a test that keeps them does; their output files are collected and
+        // deleted, and no descriptor on them is left (other tests of this process may be starting one right now).
+        #expect(Self.descriptorsOnCollectedOutput() < 4, "\(Self.descriptorsOnCollectedOutput()) descriptors still open on collected output")
+        _ = children
+    }
+
     @Test func bothWaitsReportTheExitCodeAndTheOutput() async throws {
         let blocking = try Self.shell("read line; echo \"out $line\"; echo err >&2; exit 7", stdin: "given\n").wait(timeout: 20)
         #expect(blocking.exitCode == 7 && blocking.stdout == "out given\n" && blocking.stderr == "err\n", "\(blocking)")

@@ -72,8 +72,17 @@ package struct JobProcess {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             process.environment = environment
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile))
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errFile))
+            let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile))
+            let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errFile))
+            // The child has its own copies once started: the parent's are closed at once, or every process a test
+            // starts keeps two descriptors open for as long as the Process object lives (a suite reached 2,000,
+            // and Foundation's Process.run() over-reads /proc/self/fd entries once there are that many).
+            defer {
+                try? out.close()
+                try? err.close()
+            }
+            process.standardOutput = out
+            process.standardError = err
             exited.enter()
             process.terminationHandler = { [exited] _ in exited.leave() }
             if let stdin {
