@@ -1,3 +1,6 @@
+/* posix_spawn_file_actions_addclosefrom_np is a GNU extension of <spawn.h> (glibc 2.34). */
+#define _GNU_SOURCE
+#include <spawn.h>
 #include "CShims.h"
 #include "CLazyLibs.h"
 #include <signal.h>
@@ -130,4 +133,8 @@ long shim_filesystem_type(const char *path) {
     struct statfs info;
     if (statfs(path, &info) != 0) return -1;
     return (long)info.f_type;
+}
+
+int shim_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }

@@ -7,6 +7,7 @@
 #define BACKGROUNDJOBS_CSHIMS_H
 
 #include <stddef.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <string.h>  /* strlen and friends, which Swift modules importing CShims use */
 #include <sqlite3.h>
@@ -73,5 +74,8 @@ void shim_reset_termination(void);
 
 /// statfs(2)'s f_type of the filesystem holding `path` (the magic numbers of linux/magic.h); -1 when it fails.
 long shim_filesystem_type(const char *path);
+
+/// Closes every descriptor from `from` up in a `posix_spawn` child (glibc's posix_spawn_file_actions_addclosefrom_np).
+int shim_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 
 #endif

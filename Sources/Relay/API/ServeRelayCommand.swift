@@ -157,18 +157,19 @@ struct ServeRelayCommand: Command {
         let logger = context.logger
         let fixedArguments = arguments
         return {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = fixedArguments
-            process.environment = environment
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            do {
-                try process.run()
-                process.waitUntilExit()
-                logger.info("relay-api.pass_finished", ["exit_code": .int(Int(process.terminationStatus))])
+            // Not Foundation's Process: with serve-relay's connections open it can crash while starting a child
+            // (ChildProcess says why), and the pass must inherit none of them.
+            do throws(ChildProcess.SpawnFailure) {
+                let ending = try ChildProcess.run(executable, fixedArguments, environment: environment)
+                let code: Int32
+                switch ending {
+                case .exited(let status): code = status
+                case .signalled(let signal): code = 128 + signal
+                }
+                logger.info("relay-api.pass_finished", ["exit_code": .int(Int(code))])
             } catch {
-                logger.warn("relay-api.pass_not_started")
+                // A pass that started and was reaped elsewhere may have run: its ledger row says how it ended.
+                logger.warn(error.step == .spawn ? "relay-api.pass_not_started" : "relay-api.pass_end_unknown")
             }
         }
     }
