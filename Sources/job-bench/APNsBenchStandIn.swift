@@ -77,6 +77,12 @@ final class APNsBenchStandIn {
         return (all.count, all.filter { $0.status == 200 }.count, all.filter(\.refused).count, Set(all.map(\.connection)).count)
     }
 
+    /// How many requests got each status so far (`200×9978 502×22`), for a failure message.
+    func statusCounts() throws -> String {
+        let counts = Dictionary(grouping: try entries(), by: \.status).mapValues(\.count)
+        return counts.keys.sorted().map { "\($0)×\(counts[$0]!)" }.joined(separator: " ")
+    }
+
     /// The processes that answer (nginx's master and its workers; the Python process).
     func processes() -> [pid_t] {
         let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
@@ -138,9 +144,11 @@ final class APNsBenchStandIn {
                     }
                     location / { return 404; }
                 }
-                upstream answer { server unix:\(d)/apns-answer.sock; keepalive 64; }
+                # One upstream connection per stream in flight: with four senders' 2,000 streams, the default backlog
+                # (511) overflows, connect() fails with EAGAIN and nginx answers 502, which the stand-in must never do.
+                upstream answer { server unix:\(d)/apns-answer.sock; keepalive 1024; }
                 server {
-                    listen unix:\(d)/apns-answer.sock;
+                    listen unix:\(d)/apns-answer.sock backlog=4096;
                     access_log off;
                     keepalive_requests 10000000;
                     location / {

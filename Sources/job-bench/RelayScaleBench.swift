@@ -217,7 +217,8 @@ enum RelayScaleBench {
         }
         // A Device ID counted by two passes (its token still pushed once, as checked below) is reported, not fatal.
         guard delivered == devices, split.reduce(0, +) >= devices else {
-            throw BenchFailure("\(label) ×\(processes): \(delivered) delivered and \(split.reduce(0, +)) Device IDs claimed of \(devices) (passes: \(passCounts.joined(separator: "; ")))")
+            throw BenchFailure("\(label) ×\(processes): \(delivered) delivered and \(split.reduce(0, +)) Device IDs claimed of \(devices) (passes: \(passCounts.joined(separator: "; ")); "
+                               + "statuses the stand-in answered: \(try standIn.statusCounts()); its error log: \(standIn.errorLogTail()))")
         }
         // The stand-in's view: every token exactly once, all answered 200, no refused check.
         var seen = Set<String>()
