@@ -233,29 +233,49 @@ extension RelayGatingTests {
         let activate = "/usr/bin/systemd-socket-activate"
         try #require(FileManager.default.isExecutableFile(atPath: activate), "systemd's systemd-socket-activate is required")
         let front = try RelayFront(kind, chain: nil)
-        let port = unusedPort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: activate)
-        // systemd-socket-activate passes only the variables given with -E.
-        process.arguments = ["-l", "127.0.0.1:\(port)"] + front.environment.flatMap { ["-E", "\($0.key)=\($0.value)"] }
-            + ["--", JobProcess.executablePath, "--store", front.store, "serve-relay", "--no-push"]
-        process.environment = front.environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, port, health) = try startSocketActivated(activate, front)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
-        var health: Int?
-        let deadline = Date().addingTimeInterval(15)
-        while health != 200 && Date() < deadline {
-            health = try? front.send("GET", "/api/v1/health", base: "http://127.0.0.1:\(port)").status
-            if health != 200 { usleep(50_000) }
-        }
         #expect(health == 200)
         #expect(try front.send("POST", "/api/v1/trigger", ["device_id": device], base: "http://127.0.0.1:\(port)").status == 403)
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
+    }
+
+    /// Starts serve-relay under `systemd-socket-activate` on a free loopback port and waits up to 15 s for the socket
+    /// to be bound and then for serve-relay's health answer. The port is free when picked, but another test may bind
+    /// it before `systemd-socket-activate` does: that one failure (its "Address already in use" line) is retried on a
+    /// new port, up to three times.
+    private func startSocketActivated(_ activate: String, _ front: RelayFront) throws -> (Process, port: Int, health: Int?) {
+        for _ in 1...3 {
+            let port = unusedPort()
+            let errors = FileManager.default.temporaryDirectory.appendingPathComponent("activate-\(UUID().uuidString).err")
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: errors) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: activate)
+            // systemd-socket-activate passes only the variables given with -E.
+            process.arguments = ["-l", "127.0.0.1:\(port)"] + front.environment.flatMap { ["-E", "\($0.key)=\($0.value)"] }
+                + ["--", JobProcess.executablePath, "--store", front.store, "serve-relay", "--no-push"]
+            process.environment = front.environment
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: errors)
+            try process.run()
+            // It says "Listening on 127.0.0.1:PORT as 3." once bound, and starts serve-relay at the first connection;
+            // until that line the port may be another process's.
+            let deadline = Date().addingTimeInterval(15)
+            let logged = { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
+            while process.isRunning && !logged().contains("Listening on 127.0.0.1:\(port)") && Date() < deadline { usleep(20_000) }
+            if !process.isRunning, process.terminationStatus != 0, logged().contains("Address already in use") { continue }
+            var health: Int?
+            while health != 200 && process.isRunning && Date() < deadline {
+                health = try? front.send("GET", "/api/v1/health", base: "http://127.0.0.1:\(port)").status
+                if health != 200 { usleep(50_000) }
+            }
+            return (process, port, health)
+        }
+        throw TestFailure("three free ports were taken before systemd-socket-activate could bind them")
     }
 
     @Test(arguments: StoreKind.allCases) func idleClientsHoldingEveryConnectionSlotAreCutSoTheNextClientIsServed(_ kind: StoreKind) throws {
