@@ -231,7 +231,9 @@ struct SendWakeupsJob: Job {
     /// pending: its clock may read earlier than ours, and this pass may not have pushed its Device ID)… and, unless
     /// the trailing push is on, one recorded since for a Device ID whose every live token this pass pushed: those
     /// pushes left after the claim, so they serve it or it falls in their window (`WakeupDebounce`,
-    /// docs/roles/relay.md "A trigger during a pass").
+    /// docs/roles/relay.md "A trigger during a pass"). A Device ID this pass pushed only retries to is consumed by the same
+    /// rule (trailing push off): when the retries reached every one of its live tokens they are its push, and a
+    /// trigger in their window is debounced (docs/roles/relay.md, "A retry push").
     private func consumeTriggers(_ work: Work, results: [Outcome], context: JobContext, now: Int64, trailingPush: Bool) throws {
         var pushed: [Int64: [Int64]] = [:]
         var unserved = Set<Int64>()
@@ -252,6 +254,16 @@ struct SendWakeupsJob: Job {
             try context.database.write { db in
                 try RelayRows.consumeTriggers(db, devices: seen, at: now)
                 try RelayRows.consumeTriggersServed(db, devices: served, pushedTokens: served.flatMap { pushed[$0] ?? [] }, at: now)
+            }
+        }
+        guard !trailingPush else { return }
+        let due = Set(work.dueDevices)
+        let retriedOnly = pushed.keys.filter { !due.contains($0) && !unserved.contains($0) }.sorted()
+        for start in stride(from: 0, to: retriedOnly.count, by: Self.batchSize) {
+            try context.checkCancellation()
+            let batch = Array(retriedOnly[start..<min(start + Self.batchSize, retriedOnly.count)])
+            try context.database.write { db in
+                try RelayRows.consumeTriggersServed(db, devices: batch, pushedTokens: batch.flatMap { pushed[$0] ?? [] }, at: now)
             }
         }
     }
