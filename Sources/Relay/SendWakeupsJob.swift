@@ -246,24 +246,18 @@ struct SendWakeupsJob: Job {
                 unserved.insert(work.targets[index].device)
             }
         }
-        for start in stride(from: 0, to: work.dueDevices.count, by: Self.batchSize) {
+        // The due Device IDs, then (trailing push off) those this pass pushed only retries to: no trigger seen, so only
+        // the served rule applies to them.
+        let due = Set(work.dueDevices)
+        let devices = work.dueDevices + (trailingPush ? [] : pushed.keys.filter { !due.contains($0) }.sorted())
+        for start in stride(from: 0, to: devices.count, by: Self.batchSize) {
             try context.checkCancellation()
-            let batch = work.dueDevices[start..<min(start + Self.batchSize, work.dueDevices.count)]
+            let batch = devices[start..<min(start + Self.batchSize, devices.count)]
             let seen = batch.compactMap { device in work.seenTriggers[device].map { (id: device, seenTrigger: $0, pushed: pushed[device] != nil) } }
             let served = trailingPush ? [] : batch.filter { pushed[$0] != nil && !unserved.contains($0) }
             try context.database.write { db in
                 try RelayRows.consumeTriggers(db, devices: seen, at: now)
                 try RelayRows.consumeTriggersServed(db, devices: served, pushedTokens: served.flatMap { pushed[$0] ?? [] }, at: now)
-            }
-        }
-        guard !trailingPush else { return }
-        let due = Set(work.dueDevices)
-        let retriedOnly = pushed.keys.filter { !due.contains($0) && !unserved.contains($0) }.sorted()
-        for start in stride(from: 0, to: retriedOnly.count, by: Self.batchSize) {
-            try context.checkCancellation()
-            let batch = Array(retriedOnly[start..<min(start + Self.batchSize, retriedOnly.count)])
-            try context.database.write { db in
-                try RelayRows.consumeTriggersServed(db, devices: batch, pushedTokens: batch.flatMap { pushed[$0] ?? [] }, at: now)
             }
         }
     }

@@ -18,7 +18,8 @@ import Store
 /// Then authenticated (v2) triggers next to v1 on one more group-commit serve-relay (`TriggerV2Load`), with the
 /// serve-relay CPU a forged request costs when it fails the cheap checks and when it fails the signature check.
 /// Every client connects from 127.0.0.1, so that serve-relay gets the highest signature budget it takes
-/// (`RELAY_SIGNATURE_CHECKS_PER_MINUTE=100000`); the default 120 per client address would answer 429 to the rest.
+/// (`RELAY_SIGNATURE_CHECKS_PER_MINUTE`, `SignatureBudget.maxPerMinute`); the default 120 per client address would
+/// answer 429 to the rest.
 ///
 /// `--store postgres`: the trigger load against a throwaway durable PostgreSQL cluster (`fsync = on`) instead, once
 /// with a transaction per request on the pool (`--max-batch 1`) and once batched, each with the server's own counts
@@ -227,7 +228,7 @@ enum RelayAPIBench {
         let total = clients * requests
         let forgeries = min(2_000, total)
         // One client address for every load client (all connect from 127.0.0.1), so one bucket for the whole part.
-        let budget = 100_000
+        let budget = SignatureBudget.maxPerMinute
         guard total + forgeries <= budget else {
             print("  v1 and v2 triggers: left out, \(total) v2 requests and \(forgeries) forged ones are more signature checks than one client address may make in a minute (\(budget))")
             return

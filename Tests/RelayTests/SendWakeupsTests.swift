@@ -124,24 +124,30 @@ import TestSupport
         #expect(try h.database().scalar("SELECT last_push_at FROM relay_devices") == t0.addingTimeInterval(100).unixMilliseconds)
     }
 
-    /// A retry push that reaches every live token of its Device ID is that Device ID's push: a trigger in the next 30 s
-    /// is debounced as after any other push, not pushed once the token's own window ends.
-    @Test(arguments: StoreKind.allCases) func aTriggerInsideTheWindowOfARetryPushIsDebounced(_ kind: StoreKind) throws {
-        let token = Fixture.token(1)
-        let standIn = try APNsStandIn(answers: [token: .init(status: 429, reason: "TooManyRequests")])
-        defer { standIn.stop() }
-        let h = try RelayHarness(kind, environment: standIn.environment())
-        let device = Fixture.deviceID(21)
-        try h.register(device, token, now: t0)
+    /// A Device ID with `tokens` whose first APNs answers 429 at t0, retried and delivered at +40 s with no new trigger;
+    /// then a trigger at +45 s, 5 s after the retry push. The harness and the stand-in (3 pushes received so far with
+    /// two tokens, 2 with one).
+    func retriedThenTriggered(_ kind: StoreKind, tokens: [String], device: String, environment: [String: String] = [:]) throws -> (RelayHarness, APNsStandIn) {
+        let standIn = try APNsStandIn(answers: [tokens[0]: .init(status: 429, reason: "TooManyRequests")])
+        let h = try RelayHarness(kind, environment: standIn.environment().merging(environment) { $1 })
+        for token in tokens { try h.register(device, token, now: t0) }
         try h.command(["relay", "trigger"], ["--device-id", device], now: t0)
         #expect(try h.pass("send-wakeups", now: t0).result.counts["retry"] == 1)
-        // The retry, 40 s later, with no new trigger: delivered.
         try standIn.script(answers: [:])
         let retry = try h.pass("send-wakeups", now: t0.addingTimeInterval(40)).result.counts
         #expect(retry["devices"] == 0 && retry["pushes"] == 1 && retry["delivered"] == 1, "\(retry)")
-        #expect(try h.database().scalar("SELECT last_push_at FROM relay_devices") == t0.addingTimeInterval(40).unixMilliseconds)
-        // A trigger 5 s after the retry push: observed, never pushed — not when the token's window ends, nor later.
         try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(45))
+        return (h, standIn)
+    }
+
+    /// A retry push that reaches every live token of its Device ID is that Device ID's push: a trigger in the next 30 s
+    /// is debounced as after any other push, not pushed once the token's own window ends.
+    @Test(arguments: StoreKind.allCases) func aTriggerInsideTheWindowOfARetryPushIsDebounced(_ kind: StoreKind) throws {
+        let device = Fixture.deviceID(21)
+        let (h, standIn) = try retriedThenTriggered(kind, tokens: [Fixture.token(1)], device: device)
+        defer { standIn.stop() }
+        #expect(try h.database().scalar("SELECT last_push_at FROM relay_devices") == t0.addingTimeInterval(40).unixMilliseconds)
+        // Observed, never pushed: not when the token's window ends, nor later.
         for offset in [50.0, 70.1, 75.1, 100, 200] {
             #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(offset)).result.counts["pushes"] == 0, "pushed at +\(offset) s")
         }
@@ -155,24 +161,27 @@ import TestSupport
     /// A retry push that leaves another live token of its Device ID unpushed moves nothing: that token's phone was last
     /// woken long ago, so a trigger right after the retry is still pushed, to both tokens, once the retry's window ends.
     @Test(arguments: StoreKind.allCases) func aRetryPushThatMissesATokenOfItsDeviceIdLeavesTheNextTriggerDue(_ kind: StoreKind) throws {
-        let retried = Fixture.token(1), other = Fixture.token(2)
-        let standIn = try APNsStandIn(answers: [retried: .init(status: 429, reason: "TooManyRequests")])
+        let (h, standIn) = try retriedThenTriggered(kind, tokens: [Fixture.token(1), Fixture.token(2)], device: Fixture.deviceID(22))
         defer { standIn.stop() }
-        let h = try RelayHarness(kind, environment: standIn.environment())
-        let device = Fixture.deviceID(22)
-        try h.register(device, retried, now: t0)
-        try h.register(device, other, now: t0)
-        try h.command(["relay", "trigger"], ["--device-id", device], now: t0)
-        #expect(try h.pass("send-wakeups", now: t0).result.counts["retry"] == 1)
-        try standIn.script(answers: [:])
-        let retry = try h.pass("send-wakeups", now: t0.addingTimeInterval(40)).result.counts
-        #expect(retry["devices"] == 0 && retry["pushes"] == 1, "\(retry)")
         #expect(try h.database().scalar("SELECT last_push_at FROM relay_devices") == t0.unixMilliseconds)
-        try h.command(["relay", "trigger"], ["--device-id", device], now: t0.addingTimeInterval(45))
         // Due, but the retried token is inside its window: the Device ID waits for it, then both are pushed.
         #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(50)).result.counts["pushes"] == 0)
         #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(70.1)).result.counts["pushes"] == 2)
         #expect(try standIn.received().count == 5)
+    }
+
+    /// `RELAY_TRAILING_PUSH=on`: a retry push leaves the push time as it was, and a trigger inside the retry's window
+    /// gets the trailing push once that window ends — one push, not more.
+    @Test(arguments: StoreKind.allCases) func withTheTrailingPushATriggerInsideARetrysWindowIsPushedOnceWhenItEnds(_ kind: StoreKind) throws {
+        let (h, standIn) = try retriedThenTriggered(kind, tokens: [Fixture.token(1)], device: Fixture.deviceID(23), environment: ["RELAY_TRAILING_PUSH": "on"])
+        defer { standIn.stop() }
+        #expect(try h.database().scalar("SELECT last_push_at FROM relay_devices") == t0.unixMilliseconds)
+        #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(50)).result.counts["pushes"] == 0)
+        #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(70.1)).result.counts["pushes"] == 1)
+        for offset in [75.1, 100, 200] {
+            #expect(try h.pass("send-wakeups", now: t0.addingTimeInterval(offset)).result.counts["pushes"] == 0, "pushed at +\(offset) s")
+        }
+        #expect(try standIn.received().count == 3)
     }
 
     /// `RELAY_TRAILING_PUSH=on`: triggers inside the window are pushed once when it ends; a value other than on/off is refused (78).

@@ -10,11 +10,13 @@ import Synchronization
 /// is per process, that it protects), so it writes nothing to the store. IPv6 clients are counted by their /64,
 /// which one host usually holds whole. The client address is the connection's peer, or the `X-Real-IP` that a
 /// peer listed in `RELAY_TRUSTED_PROXIES` (default `127.0.0.1,::1`: nginx on the same host; `none`: no peer) sets.
-final class SignatureBudget: Sendable {
+package final class SignatureBudget: Sendable {
     static let perMinuteKey = (name: "RELAY_SIGNATURE_CHECKS_PER_MINUTE",
                                help: "signature checks (StoreKit chains, v2 signatures) one client address may cause per minute, 1–100000 (default 120); beyond it 429")
     static let trustedProxiesKey = (name: "RELAY_TRUSTED_PROXIES",
                                     help: "comma-separated peer addresses whose X-Real-IP header names the client (default 127.0.0.1,::1; none: trust no header)")
+    /// The highest `RELAY_SIGNATURE_CHECKS_PER_MINUTE` taken.
+    package static let maxPerMinute = 100_000
     /// Buckets kept at most; past it, full ones are forgotten (a full bucket is the same as none).
     static let maxTracked = 100_000
 
@@ -27,8 +29,8 @@ final class SignatureBudget: Sendable {
     /// The budget from the environment; a bad value is a configuration error (78).
     init(_ env: (String) -> String?) throws {
         if let text = env(Self.perMinuteKey.name) {
-            guard let value = Int(text), (1...100_000).contains(value) else {
-                throw JobError.configuration("signature-budget", "\(Self.perMinuteKey.name) must be a whole number from 1 to 100000")
+            guard let value = Int(text), (1...Self.maxPerMinute).contains(value) else {
+                throw JobError.configuration("signature-budget", "\(Self.perMinuteKey.name) must be a whole number from 1 to \(Self.maxPerMinute)")
             }
             perMinute = value
         } else {
