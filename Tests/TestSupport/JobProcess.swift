@@ -16,8 +16,11 @@ package struct JobProcess {
         }
     }
 
-    /// The `job` binary beside the test bundle (`swift test` builds it because the test target depends on it).
+    /// The `job` binary the tests run: `TEST_JOB_EXECUTABLE` when set (`scripts/test` sets it to a build linked as
+    /// operators install it, with the Swift runtime and Foundation inside), else the one beside the test bundle
+    /// (`swift test` builds it because the test target depends on it).
     package static var executablePath: String {
+        if let path = ProcessInfo.processInfo.environment["TEST_JOB_EXECUTABLE"], !path.isEmpty { return path }
         let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for candidate in [bundleDirectory, bundleDirectory.deletingLastPathComponent()] {
             let path = candidate.appendingPathComponent("job").path
