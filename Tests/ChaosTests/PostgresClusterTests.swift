@@ -107,6 +107,34 @@ import TestSupport
         cluster.stop()  // a second stop does nothing
     }
 
+    @Test func clustersStartedFromOneTemplatesFolderRunInitdbOnceAndEachKeepsItsOwnSettings() throws {
+        try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
+        let real = try #require(PostgresServerBinaries.find())
+        // The server programs, with an initdb that counts its runs (the server's user writes the count).
+        let bin = TemporaryDirectory("pgbin")
+        chmod(bin.path, 0o755)
+        let count = bin.file("initdb-runs")
+        #expect(FileManager.default.createFile(atPath: count, contents: nil, attributes: [.posixPermissions: 0o666]))
+        for program in ["pg_ctl", "postgres", "psql"] { try FileManager.default.createSymbolicLink(atPath: bin.file(program), withDestinationPath: real + "/" + program) }
+        try "#!/bin/sh\necho run >> '\(count)'\nexec '\(real)/initdb' \"$@\"\n".write(toFile: bin.file("initdb"), atomically: true, encoding: .utf8)
+        chmod(bin.file("initdb"), 0o755)
+        let templates = TemporaryDirectory("pgtemplates")
+        chmod(templates.path, 0o755)
+
+        let first = try PostgresCluster.start(binDirectory: bin.path, settings: ["max_connections": "21"], templates: templates.path)
+        let second = try PostgresCluster.start(binDirectory: bin.path, settings: ["max_connections": "22"], templates: templates.path)
+        defer { first.stop(); second.stop() }
+        #expect(try String(contentsOfFile: count, encoding: .utf8) == "run\n")
+        #expect(try first.execute("SHOW max_connections") == "21")
+        #expect(try second.execute("SHOW max_connections") == "22")
+        #expect(try second.execute("CREATE TABLE t (k int); INSERT INTO t VALUES (1); SELECT count(*) FROM t") == "1")
+        #expect(try first.execute("SELECT count(*) FROM pg_tables WHERE tablename = 't'") == "0")
+        // Without a templates folder, each cluster runs initdb itself.
+        let own = try PostgresCluster.start(binDirectory: bin.path, templates: nil)
+        own.stop()
+        #expect(try String(contentsOfFile: count, encoding: .utf8) == "run\nrun\n")
+    }
+
     @Test func aMissingServerIsAClearError() throws {
         let directory = TemporaryDirectory("nopg")
         let error = #expect(throws: PostgresClusterFailure.self) { try PostgresCluster.start(binDirectory: directory.path) }

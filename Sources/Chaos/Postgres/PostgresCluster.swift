@@ -34,9 +34,11 @@ package final class PostgresCluster: Sendable {
     /// The watchdog shell's process id.
     private let watchdog: Mutex<pid_t?>
 
-    /// Creates the folder, runs initdb and starts the server. `settings` are further `postgresql.conf` lines
-    /// (`max_connections`, `shared_buffers`…); `durable` keeps `fsync = on` (for benchmarks that want it).
-    package static func start(binDirectory: String? = nil, settings: [String: String] = [:], durable: Bool = false) throws -> PostgresCluster {
+    /// Creates the folder, runs initdb (or copies the data folder of `templates`, see PostgresCluster+Template) and
+    /// starts the server. `settings` are further `postgresql.conf` lines (`max_connections`, `shared_buffers`…);
+    /// `durable` keeps `fsync = on` (for benchmarks that want it).
+    package static func start(binDirectory: String? = nil, settings: [String: String] = [:], durable: Bool = false,
+                              templates: String? = templatesFolder) throws -> PostgresCluster {
         guard let bin = binDirectory ?? PostgresServerBinaries.find() else {
             throw PostgresClusterFailure("no PostgreSQL server ≥ \(PostgresServerBinaries.minimumMajor) in /usr/lib/postgresql/<major>/bin (install Debian's postgresql package)")
         }
@@ -45,7 +47,7 @@ package final class PostgresCluster: Sendable {
         }
         let cluster = try PostgresCluster(bin: bin)
         do {
-            try cluster.initialize(settings: settings, durable: durable)
+            try cluster.initialize(settings: settings, durable: durable, templates: templates)
             try cluster.startServer()
         } catch {
             cluster.stop()
@@ -181,10 +183,15 @@ package final class PostgresCluster: Sendable {
 
     // MARK: Private
 
-    private func initialize(settings: [String: String], durable: Bool) throws {
-        let initdb = try runServerProgram("initdb", ["-D", dataDirectory, "-U", Self.superuser, "--auth=trust", "--no-sync", "-E", "UTF8",
-                                                     "--locale=C", "--no-instructions"])
-        guard initdb.status == 0 else { throw failure("initdb failed (exit \(initdb.status)): \(initdb.output)") }
+    private func initialize(settings: [String: String], durable: Bool, templates: String?) throws {
+        if let folder = templates {
+            let template = try Self.templateData(in: folder, binDirectory: binDirectory, serverUser: serverUser, initdb: runInitdb)
+            // `cp -a` keeps the owner (the server's user) and the modes initdb gave.
+            let copy = try Self.run("/bin/cp", ["-a", template + "/.", dataDirectory], prefix: [], in: directory)
+            guard copy.status == 0 else { throw failure("cannot copy the initdb template \(template) (exit \(copy.status)): \(copy.output)") }
+        } else {
+            try runInitdb(dataDirectory)
+        }
         var lines = ["listen_addresses = ''", "unix_socket_directories = '\(socketDirectory)'", "port = \(port)"]
         if !durable { lines.append("fsync = off") }
         for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
@@ -194,6 +201,12 @@ package final class PostgresCluster: Sendable {
         defer { try? handle.close() }
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(("\n# PostgresCluster (tests)\n" + lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    private func runInitdb(_ data: String) throws {
+        let initdb = try runServerProgram("initdb", ["-D", data, "-U", Self.superuser, "--auth=trust", "--no-sync", "-E", "UTF8",
+                                                     "--locale=C", "--no-instructions"])
+        guard initdb.status == 0 else { throw failure("initdb failed (exit \(initdb.status)): \(initdb.output)") }
     }
 
     private func failure(_ message: String) -> PostgresClusterFailure {
