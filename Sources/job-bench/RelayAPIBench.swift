@@ -84,10 +84,8 @@ enum RelayAPIBench {
         defer { cluster?.stop() }
         var serverEnvironment = environment
         if postgres {
-            let started = try PostgresCluster.start(settings: ["max_connections": "100"], durable: true)
+            let (started, kind) = try RelayBenchSupport.startPostgres(in: directory, settings: ["max_connections": "100"], durable: true)
             cluster = started
-            let kind = DiskScratch.filesystem(of: started.directory)
-            guard !DiskScratch.memoryFilesystems.contains(kind) else { throw BenchFailure("the PostgreSQL cluster's folder \(started.directory) is on \(kind); set TMPDIR to a disk") }
             let keyFile = directory + "/store.key"
             var generator = SystemRandomNumberGenerator()
             let hex = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined() + "\n"

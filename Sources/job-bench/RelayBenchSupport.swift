@@ -1,3 +1,4 @@
+import Chaos
 import Foundation
 import Runner
 import Store
@@ -27,6 +28,19 @@ enum RelayBenchSupport {
         let scratch = try DiskScratch.make(label, base: nil)
         print("\(label): stores in \(scratch.path) (\(scratch.filesystem))")
         return scratch.path
+    }
+
+    /// A PostgreSQL cluster for a bench, its folder under the bench's scratch `directory` (a disk), always from its
+    /// own `initdb`; refuses a cluster that landed on a memory filesystem (`PostgresCluster` falls back to /tmp
+    /// when `nobody` cannot reach `directory`). Returns the cluster and its filesystem, for the bench to print.
+    static func startPostgres(in directory: String, settings: [String: String], durable: Bool) throws -> (PostgresCluster, String) {
+        let cluster = try PostgresCluster.start(settings: settings, durable: durable, parent: directory, templates: nil)
+        let kind = DiskScratch.filesystem(of: cluster.directory)
+        guard !DiskScratch.memoryFilesystems.contains(kind) else {
+            cluster.stop()
+            throw BenchFailure("the PostgreSQL cluster's folder \(cluster.directory) is on \(kind); give the bench a folder on a disk")
+        }
+        return (cluster, kind)
     }
 
     /// Runs `executable arguments…` to completion; returns exit status, stdout, stderr and wall seconds.

@@ -88,9 +88,10 @@ enum RelayScaleBench {
             try seed(db, key: try RelayBenchSupport.storeKey(sqliteTemplate), devices: devices)
         }
         // PostgreSQL: one seeded template database, copied for each run.
-        let cluster = try PostgresCluster.start(settings: ["shared_buffers": "256MB", "max_wal_size": "4GB", "checkpoint_timeout": "30min",
-                                                           "max_connections": "100"], durable: durable)
+        let (cluster, dataFilesystem) = try RelayBenchSupport.startPostgres(in: directory, settings: ["shared_buffers": "256MB", "max_wal_size": "4GB",
+                                                                                      "checkpoint_timeout": "30min", "max_connections": "100"], durable: durable)
         defer { cluster.stop() }
+        print("  PostgreSQL data in \(cluster.directory) (\(dataFilesystem))")
         let environment = base.merging(["JOB_STORE_KEY_FILE": keyFile]) { $1 }
         let template = try cluster.createDatabase("scale_template")
         let migrate = try RelayBenchSupport.run(job, ["--store", template.conninfo, "migrate"], environment: environment)

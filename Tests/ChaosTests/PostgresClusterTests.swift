@@ -135,6 +135,28 @@ import TestSupport
         #expect(try String(contentsOfFile: count, encoding: .utf8) == "run\nrun\n")
     }
 
+    @Test func anInitdbThatFailsForTheTemplateIsAClearErrorAndTheNextClusterMakesTheTemplateAgain() throws {
+        try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
+        let real = try #require(PostgresServerBinaries.find())
+        // An initdb that fails on its first run (it leaves a half-made data folder behind) and works after.
+        let bin = TemporaryDirectory("pgbin")
+        chmod(bin.path, 0o777)
+        let failedOnce = bin.file("failed-once")
+        for program in ["pg_ctl", "postgres", "psql"] { try FileManager.default.createSymbolicLink(atPath: bin.file(program), withDestinationPath: real + "/" + program) }
+        let script = "#!/bin/sh\nif [ ! -e '\(failedOnce)' ]; then : > '\(failedOnce)'; for a; do case $a in /*) : > \"$a/PG_VERSION\";; esac; done; "
+            + "echo 'initdb: disk full' >&2; exit 1; fi\nexec '\(real)/initdb' \"$@\"\n"
+        try script.write(toFile: bin.file("initdb"), atomically: true, encoding: .utf8)
+        chmod(bin.file("initdb"), 0o755)
+        let templates = TemporaryDirectory("pgtemplates")
+        chmod(templates.path, 0o755)
+
+        let error = #expect(throws: PostgresClusterFailure.self) { try PostgresCluster.start(binDirectory: bin.path, templates: templates.path) }
+        #expect(error?.description.contains("initdb failed (exit 1)") == true && error?.description.contains("disk full") == true, "\(String(describing: error))")
+        let cluster = try PostgresCluster.start(binDirectory: bin.path, templates: templates.path)
+        defer { cluster.stop() }
+        #expect(try cluster.execute("SELECT 1") == "1")
+    }
+
     @Test func aMissingServerIsAClearError() throws {
         let directory = TemporaryDirectory("nopg")
         let error = #expect(throws: PostgresClusterFailure.self) { try PostgresCluster.start(binDirectory: directory.path) }

@@ -123,8 +123,9 @@ package final class MultiHostRelayChaos {
         report.triggersPlanned = c.triggers
         let started = Date()
 
-        // The store: a cluster of its own (its server is killed mid-run), migrated by `job`, seeded directly.
-        let cluster = try PostgresCluster.start()
+        // The store: a cluster of its own (its server is killed mid-run), beside the run's other files, migrated by
+        // `job`, seeded directly.
+        let cluster = try PostgresCluster.start(parent: directory)
         defer { cluster.stop() }
         let store = try cluster.createDatabase("relay").url
         let keyFile = directory + "/store-key"

@@ -34,18 +34,18 @@ package final class PostgresCluster: Sendable {
     /// The watchdog shell's process id.
     private let watchdog: Mutex<pid_t?>
 
-    /// Creates the folder, runs initdb (or copies the data folder of `templates`, see PostgresCluster+Template) and
-    /// starts the server. `settings` are further `postgresql.conf` lines (`max_connections`, `shared_buffers`…);
-    /// `durable` keeps `fsync = on` (for benchmarks that want it).
+    /// Creates the folder (under `parent`, else the temporary folder), runs initdb (or copies the data folder of
+    /// `templates`, see PostgresCluster+Template) and starts the server. `settings` are further `postgresql.conf`
+    /// lines (`max_connections`, `shared_buffers`…); `durable` keeps `fsync = on` (for benchmarks that want it).
     package static func start(binDirectory: String? = nil, settings: [String: String] = [:], durable: Bool = false,
-                              templates: String? = templatesFolder) throws -> PostgresCluster {
+                              parent: String? = nil, templates: String? = templatesFolder) throws -> PostgresCluster {
         guard let bin = binDirectory ?? PostgresServerBinaries.find() else {
             throw PostgresClusterFailure("no PostgreSQL server ≥ \(PostgresServerBinaries.minimumMajor) in /usr/lib/postgresql/<major>/bin (install Debian's postgresql package)")
         }
         guard PostgresServerBinaries.hasPrograms(bin) else {
             throw PostgresClusterFailure("\(bin) lacks one of \(PostgresServerBinaries.programs.joined(separator: ", ")) (install Debian's postgresql package)")
         }
-        let cluster = try PostgresCluster(bin: bin)
+        let cluster = try PostgresCluster(bin: bin, parent: parent)
         do {
             try cluster.initialize(settings: settings, durable: durable, templates: templates)
             try cluster.startServer()
@@ -56,11 +56,11 @@ package final class PostgresCluster: Sendable {
         return cluster
     }
 
-    private init(bin: String) throws {
+    private init(bin: String, parent: String?) throws {
         binDirectory = bin
         serverUser = geteuid() == 0 ? try ServerUser.nobody() : nil
         port = try FreeLoopbackPort.find()
-        directory = try Self.makeDirectory(serverUser: serverUser)
+        directory = try Self.makeDirectory(serverUser: serverUser, parent: parent ?? NSTemporaryDirectory())
         watchdog = Mutex(nil)
     }
 
@@ -275,10 +275,10 @@ package final class PostgresCluster: Sendable {
         return ToolResult(status: status, output: text)
     }
 
-    /// The cluster's folder: under the temporary folder when every parent lets `nobody` through and the socket
+    /// The cluster's folder: under `parent` when every folder above it lets `nobody` through and the socket
     /// path fits (107 bytes), else under /tmp; `data/` and `socket/` owned by the server's user.
-    private static func makeDirectory(serverUser: ServerUser?) throws -> String {
-        var parent = NSTemporaryDirectory()
+    private static func makeDirectory(serverUser: ServerUser?, parent: String) throws -> String {
+        var parent = parent
         while parent.count > 1 && parent.hasSuffix("/") { parent.removeLast() }
         if (serverUser != nil && !ServerUser.othersCanTraverse(parent)) || parent.utf8.count > 48 { parent = "/tmp" }
         let path = "\(parent)/pg-\(getpid())-\(UUID().uuidString.prefix(8).lowercased())"
