@@ -246,27 +246,23 @@ struct SendWakeupsJob: Job {
                 unserved.insert(work.targets[index].device)
             }
         }
-        for start in stride(from: 0, to: work.dueDevices.count, by: Self.batchSize) {
+        // The due Device IDs, then (trailing push off) those this pass pushed only retries to. Only a due one's seen
+        // trigger is consumed as seen: a Device ID the claim saw due but gave up on (a token of it skipped as locked
+        // on PostgreSQL) keeps its trigger in `work.seenTriggers`, and consuming that would drop the skipped token's
+        // push; a retried-only one is consumed by the served rule alone.
+        let due = Set(work.dueDevices)
+        let retriedOnly = trailingPush ? [] : pushed.keys.filter { !due.contains($0) && !unserved.contains($0) }.sorted()
+        let devices = work.dueDevices + retriedOnly
+        for start in stride(from: 0, to: devices.count, by: Self.batchSize) {
             try context.checkCancellation()
-            let batch = work.dueDevices[start..<min(start + Self.batchSize, work.dueDevices.count)]
-            let seen = batch.compactMap { device in work.seenTriggers[device].map { (id: device, seenTrigger: $0, pushed: pushed[device] != nil) } }
+            let batch = devices[start..<min(start + Self.batchSize, devices.count)]
+            let seen = batch.compactMap { device in
+                due.contains(device) ? work.seenTriggers[device].map { (id: device, seenTrigger: $0, pushed: pushed[device] != nil) } : nil
+            }
             let served = trailingPush ? [] : batch.filter { pushed[$0] != nil && !unserved.contains($0) }
             try context.database.write { db in
                 try RelayRows.consumeTriggers(db, devices: seen, at: now)
                 try RelayRows.consumeTriggersServed(db, devices: served, pushedTokens: served.flatMap { pushed[$0] ?? [] }, at: now)
-            }
-        }
-        // Then those this pass pushed only retries to, by the served rule alone. Not through `consumeTriggers`: a
-        // Device ID the claim saw due but gave up on (a token of it skipped as locked on PostgreSQL) keeps its seen
-        // trigger in `work.seenTriggers`, and consuming that would drop the skipped token's push.
-        guard !trailingPush else { return }
-        let due = Set(work.dueDevices)
-        let retriedOnly = pushed.keys.filter { !due.contains($0) && !unserved.contains($0) }.sorted()
-        for start in stride(from: 0, to: retriedOnly.count, by: Self.batchSize) {
-            try context.checkCancellation()
-            let batch = Array(retriedOnly[start..<min(start + Self.batchSize, retriedOnly.count)])
-            try context.database.write { db in
-                try RelayRows.consumeTriggersServed(db, devices: batch, pushedTokens: batch.flatMap { pushed[$0] ?? [] }, at: now)
             }
         }
     }
