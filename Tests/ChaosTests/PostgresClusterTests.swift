@@ -108,18 +108,9 @@ import TestSupport
     }
 
     @Test func clustersStartedFromOneTemplatesFolderRunInitdbOnceAndEachKeepsItsOwnSettings() throws {
-        try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
-        let real = try #require(PostgresServerBinaries.find())
-        // The server programs, with an initdb that counts its runs (the server's user writes the count).
-        let bin = TemporaryDirectory("pgbin")
-        chmod(bin.path, 0o755)
+        // An initdb that counts its runs.
+        let (bin, templates) = try serverProgramsAndTemplates { real, bin in "echo run >> '\(bin.file("initdb-runs"))'\nexec '\(real)/initdb' \"$@\"" }
         let count = bin.file("initdb-runs")
-        #expect(FileManager.default.createFile(atPath: count, contents: nil, attributes: [.posixPermissions: 0o666]))
-        for program in ["pg_ctl", "postgres", "psql"] { try FileManager.default.createSymbolicLink(atPath: bin.file(program), withDestinationPath: real + "/" + program) }
-        try "#!/bin/sh\necho run >> '\(count)'\nexec '\(real)/initdb' \"$@\"\n".write(toFile: bin.file("initdb"), atomically: true, encoding: .utf8)
-        chmod(bin.file("initdb"), 0o755)
-        let templates = TemporaryDirectory("pgtemplates")
-        chmod(templates.path, 0o755)
 
         let first = try PostgresCluster.start(binDirectory: bin.path, settings: ["max_connections": "21"], templates: templates.path)
         let second = try PostgresCluster.start(binDirectory: bin.path, settings: ["max_connections": "22"], templates: templates.path)
@@ -136,25 +127,32 @@ import TestSupport
     }
 
     @Test func anInitdbThatFailsForTheTemplateIsAClearErrorAndTheNextClusterMakesTheTemplateAgain() throws {
-        try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
-        let real = try #require(PostgresServerBinaries.find())
         // An initdb that fails on its first run (it leaves a half-made data folder behind) and works after.
-        let bin = TemporaryDirectory("pgbin")
-        chmod(bin.path, 0o777)
-        let failedOnce = bin.file("failed-once")
-        for program in ["pg_ctl", "postgres", "psql"] { try FileManager.default.createSymbolicLink(atPath: bin.file(program), withDestinationPath: real + "/" + program) }
-        let script = "#!/bin/sh\nif [ ! -e '\(failedOnce)' ]; then : > '\(failedOnce)'; for a; do case $a in /*) : > \"$a/PG_VERSION\";; esac; done; "
-            + "echo 'initdb: disk full' >&2; exit 1; fi\nexec '\(real)/initdb' \"$@\"\n"
-        try script.write(toFile: bin.file("initdb"), atomically: true, encoding: .utf8)
-        chmod(bin.file("initdb"), 0o755)
-        let templates = TemporaryDirectory("pgtemplates")
-        chmod(templates.path, 0o755)
+        let (bin, templates) = try serverProgramsAndTemplates { real, bin in
+            "if [ ! -e '\(bin.file("failed-once"))' ]; then : > '\(bin.file("failed-once"))'; for a; do case $a in /*) : > \"$a/PG_VERSION\";; esac; done; "
+                + "echo 'initdb: disk full' >&2; exit 1; fi\nexec '\(real)/initdb' \"$@\""
+        }
 
         let error = #expect(throws: PostgresClusterFailure.self) { try PostgresCluster.start(binDirectory: bin.path, templates: templates.path) }
         #expect(error?.description.contains("initdb failed (exit 1)") == true && error?.description.contains("disk full") == true, "\(String(describing: error))")
         let cluster = try PostgresCluster.start(binDirectory: bin.path, templates: templates.path)
         defer { cluster.stop() }
         #expect(try cluster.execute("SELECT 1") == "1")
+    }
+
+    /// The server programs in a folder of their own, with `initdb` the shell script `initdb(real bin folder, folder)`
+    /// gives (run as the server's user, which may write in the folder), and an empty templates folder.
+    func serverProgramsAndTemplates(initdb: (String, TemporaryDirectory) -> String) throws -> (TemporaryDirectory, TemporaryDirectory) {
+        try #require(PostgresServerBinaries.isInstalled, "Debian's postgresql package is required")
+        let real = try #require(PostgresServerBinaries.find())
+        let bin = TemporaryDirectory("pgbin")
+        chmod(bin.path, 0o777)
+        for program in ["pg_ctl", "postgres", "psql"] { try FileManager.default.createSymbolicLink(atPath: bin.file(program), withDestinationPath: real + "/" + program) }
+        try ("#!/bin/sh\n" + initdb(real, bin) + "\n").write(toFile: bin.file("initdb"), atomically: true, encoding: .utf8)
+        chmod(bin.file("initdb"), 0o755)
+        let templates = TemporaryDirectory("pgtemplates")
+        chmod(templates.path, 0o755)
+        return (bin, templates)
     }
 
     @Test func aMissingServerIsAClearError() throws {
